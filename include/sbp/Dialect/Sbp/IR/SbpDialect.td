@@ -1,0 +1,67 @@
+//===- SbpDialect.td - The sbp dialect ---------------------*- tablegen -*-===//
+
+#ifndef SBP_DIALECT_SBP_IR_SBPDIALECT_TD
+#define SBP_DIALECT_SBP_IR_SBPDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Sbp_Dialect : Dialect {
+  let name = "sbp";
+  let cppNamespace = "::mlir::sbp";
+  let summary = "Split/Broadcast/Partial distribution of tensors over device meshes";
+  let description = [{
+    The `sbp` dialect describes how the tensors of a single-device ("logical")
+    program are spread over a mesh of devices, following OneFlow's SBP model.
+    Per mesh axis of size `p` a tensor is
+
+    * `S(i)`: split along tensor dimension `i`; rank `k` holds slice `k`.
+      Non-divisible sizes use balanced splits: the first `n % p` ranks hold
+      one more row than the others.
+    * `B`: broadcast; every rank holds the whole tensor.
+    * `P(sum)`, `P(max)`, `P(min)` (`P` alone means `P(sum)`): partial; every
+      rank holds a tensor of the full shape and the logical value is the
+      element-wise reduction over the ranks.
+
+    An nd-SBP `#sbp.nd<@mesh, [e0, e1, ...]>` has one entry per mesh axis.
+    When several axes split the same dimension the split is hierarchical in
+    mesh-axis order: axis 0 splits the dimension first and each of its
+    pieces is split again by the next axis, so on a `2x4` mesh
+    `[S(0), S(0)]` gives device `(a, b)` the piece `4 * a + b` of 8.
+
+    The dialect has two levels. At the logical level, `sbp.annotate` pins
+    the distribution of a value and `sbp.boxing` converts between two
+    distributions. After partitioning, the program works on local shards and
+    communicates with explicit collectives (`sbp.all_reduce`,
+    `sbp.all_gather`, `sbp.reduce_scatter`, `sbp.all_to_all`,
+    `sbp.broadcast`, `sbp.send`, `sbp.recv`), each naming its mesh and the
+    mesh axes whose devices take part.
+
+    Function arguments and results may carry `{sbp.sharding = #sbp.nd<...>}`.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Registers the attributes; defined with their storage classes.
+    void registerAttributes();
+
+    /// Name of the function argument/result attribute carrying an nd-SBP.
+    static constexpr ::llvm::StringLiteral getShardingAttrName() {
+      return "sbp.sharding";
+    }
+  }];
+}
+
+/// Kind of the element-wise reduction of a partial value or a collective.
+def Sbp_ReductionKind : I32EnumAttr<"ReductionKind", "reduction kind", [
+    I32EnumAttrCase<"Sum", 0, "sum">,
+    I32EnumAttrCase<"Max", 1, "max">,
+    I32EnumAttrCase<"Min", 2, "min">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::sbp";
+}
+
+#endif // SBP_DIALECT_SBP_IR_SBPDIALECT_TD

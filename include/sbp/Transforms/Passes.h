@@ -1,0 +1,22 @@
+//===- Passes.h - sbp passes ------------------------------------*- C++ -*-===//
+
+#ifndef SBP_TRANSFORMS_PASSES_H
+#define SBP_TRANSFORMS_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
+
+namespace mlir {
+namespace sbp {
+
+#define GEN_PASS_DECL
+#include "sbp/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "sbp/Transforms/Passes.h.inc"
+
+} // namespace sbp
+} // namespace mlir
+
+#endif // SBP_TRANSFORMS_PASSES_H

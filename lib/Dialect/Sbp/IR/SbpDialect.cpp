@@ -1,0 +1,64 @@
+//===- SbpDialect.cpp - sbp dialect ---------------------------------------===//
+
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::sbp;
+
+#include "sbp/Dialect/Sbp/IR/SbpOpsDialect.cpp.inc"
+
+void SbpDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "sbp/Dialect/Sbp/IR/SbpOps.cpp.inc"
+      >();
+  registerAttributes();
+}
+
+namespace {
+/// Verifies `sbp.sharding` on argument or result `index` of a function.
+LogicalResult verifyFunctionSharding(Operation *op, unsigned index,
+                                     NamedAttribute attr, bool isResult) {
+  StringRef what = isResult ? "result" : "argument";
+  if (attr.getName() != SbpDialect::getShardingAttrName())
+    return op->emitError() << "unknown sbp attribute '" << attr.getName()
+                           << "' on " << what << " #" << index;
+  auto sharding = dyn_cast<NdSbpAttr>(attr.getValue());
+  if (!sharding)
+    return op->emitError() << "'" << attr.getName() << "' on " << what << " #"
+                           << index << " must be an #sbp.nd attribute";
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return op->emitError() << "'" << attr.getName()
+                           << "' is only allowed on function " << what << "s";
+  Type type = isResult ? func.getResultTypes()[index]
+                       : func.getArgumentTypes()[index];
+  std::string name = (what + " #" + Twine(index)).str();
+  return verifyNdSbp([&] { return op->emitError(); }, op, sharding, type,
+                     name);
+}
+} // namespace
+
+LogicalResult SbpDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  return verifyFunctionSharding(op, argIndex, attr, /*isResult=*/false);
+}
+
+LogicalResult SbpDialect::verifyRegionResultAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned resultIndex,
+                                                      NamedAttribute attr) {
+  return verifyFunctionSharding(op, resultIndex, attr, /*isResult=*/true);
+}
+
+LogicalResult SbpDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  return op->emitError() << "unknown sbp attribute '" << attr.getName()
+                         << "' on an operation";
+}

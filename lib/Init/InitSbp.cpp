@@ -1,0 +1,14 @@
+//===- InitSbp.cpp - Register everything sbp provides ---------------------===//
+
+#include "sbp/InitSbp.h"
+#include "sbp/Dialect/Sbp/Extensions/Signatures.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
+#include "sbp/Transforms/Passes.h"
+#include "mlir/IR/DialectRegistry.h"
+
+void mlir::sbp::registerSbpDialects(DialectRegistry &registry) {
+  registry.insert<SbpDialect>();
+  registerSignatureExternalModels(registry);
+}
+
+void mlir::sbp::registerSbpPassesAndPipelines() { registerSbpPasses(); }

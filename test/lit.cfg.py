@@ -1,0 +1,22 @@
+# -*- Python -*-
+# Configuration of the sbp lit test suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "SBP"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.sbp_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit"]
+
+config.substitutions.append(("%shared", config.shared_dir))
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.sbp_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["sbp-opt"], tool_dirs)
