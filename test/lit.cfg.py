@@ -12,9 +12,14 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.sbp_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit",
+                   "Inputs"]
 
 config.substitutions.append(("%shared", config.shared_dir))
+config.substitutions.append(
+    ("%expect-exit", "%s %s" % (config.python_executable,
+                                os.path.join(config.test_source_root,
+                                             "expect-exit.py"))))
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 

@@ -117,12 +117,13 @@ void addElementwisePartials(linalg::LinalgOp linalgOp,
   }
 }
 
-/// Contractions (`init + sum(a * b)`) are linear in each input: one partial
-/// input with the other replicated gives a partial result. The init is
-/// accumulated into, so it is partial too.
-void addContractionPartials(linalg::LinalgOp linalgOp,
-                            SmallVectorImpl<SbpSignature> &signatures) {
-  if (!linalg::isaContractionOpInterface(linalgOp))
+/// Contractions and convolutions (`init + sum(a * b)`) are linear in each
+/// input: one partial input with the other replicated gives a partial
+/// result. The init is accumulated into, so it is partial too.
+void addMultiplyAccumulatePartials(linalg::LinalgOp linalgOp,
+                                   SmallVectorImpl<SbpSignature> &signatures) {
+  if (!linalg::isaContractionOpInterface(linalgOp) &&
+      !linalg::isaConvolutionOpInterface(linalgOp))
     return;
   Operation *op = linalgOp.getOperation();
   SbpEntry sum = SbpEntry::partial(ReductionKind::Sum);
@@ -208,7 +209,7 @@ struct StructuredSignatureModel
       addSignature(signatures, std::move(signature));
     }
 
-    addContractionPartials(linalgOp, signatures);
+    addMultiplyAccumulatePartials(linalgOp, signatures);
     addElementwisePartials(linalgOp, signatures);
     addFillPartials(linalgOp, signatures);
     return signatures;

@@ -25,15 +25,15 @@ LogicalResult verifyFunctionSharding(Operation *op, unsigned index,
                                      NamedAttribute attr, bool isResult) {
   StringRef what = isResult ? "result" : "argument";
   if (attr.getName() != SbpDialect::getShardingAttrName())
-    return op->emitError() << "unknown sbp attribute '" << attr.getName()
+    return op->emitError() << "unknown sbp attribute '" << attr.getName().getValue()
                            << "' on " << what << " #" << index;
   auto sharding = dyn_cast<NdSbpAttr>(attr.getValue());
   if (!sharding)
-    return op->emitError() << "'" << attr.getName() << "' on " << what << " #"
+    return op->emitError() << "'" << attr.getName().getValue() << "' on " << what << " #"
                            << index << " must be an #sbp.nd attribute";
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
-    return op->emitError() << "'" << attr.getName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' is only allowed on function " << what << "s";
   Type type = isResult ? func.getResultTypes()[index]
                        : func.getArgumentTypes()[index];
@@ -59,6 +59,6 @@ LogicalResult SbpDialect::verifyRegionResultAttribute(Operation *op,
 
 LogicalResult SbpDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
-  return op->emitError() << "unknown sbp attribute '" << attr.getName()
+  return op->emitError() << "unknown sbp attribute '" << attr.getName().getValue()
                          << "' on an operation";
 }

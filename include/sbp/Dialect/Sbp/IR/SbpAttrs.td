@@ -8,7 +8,7 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
 def Sbp_ReductionKindAttr : EnumAttr<Sbp_Dialect, Sbp_ReductionKind, "reduction"> {
-  let assemblyFormat = "$value";
+  let assemblyFormat = "`<` $value `>`";
 }
 
 def Sbp_NdSbpAttr : AttrDef<Sbp_Dialect, "NdSbp"> {

@@ -1,0 +1,312 @@
+// RUN: sbp-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
+
+// expected-error @+1 {{'sbp.mesh' op needs at least one mesh axis}}
+sbp.mesh @m shape = []
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op mesh axis 1 has size 0; sizes must be positive}}
+sbp.mesh @m shape = [2, 0]
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op has 1 axis names for 2 axes}}
+sbp.mesh @m shape = [2, 4] axes = ["dp"]
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op axis name "dp" appears twice}}
+sbp.mesh @m shape = [2, 4] axes = ["dp", "dp"]
+
+// -----
+
+// expected-note @+1 {{see existing symbol definition here}}
+sbp.mesh @m shape = [2]
+// expected-error @+1 {{redefinition of symbol named 'm'}}
+sbp.mesh @m shape = [4]
+
+// -----
+
+sbp.mesh @m shape = [2, 4]
+func.func @wrong_entry_count(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'sbp.annotate' op sharding of the annotated value has 1 entries but mesh @m has 2 axes}}
+  %0 = sbp.annotate %x #sbp.nd<@m, [S(0)]> : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2, 4]
+func.func @split_dim_out_of_range(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'sbp.annotate' op sharding of the annotated value splits dimension 2 (mesh axis 1) of a rank-2 tensor}}
+  %0 = sbp.annotate %x #sbp.nd<@m, [B, S(2)]> : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_mesh(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'sbp.annotate' op sharding of the annotated value names unknown mesh @nowhere}}
+  %0 = sbp.annotate %x #sbp.nd<@nowhere, [B]> : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2, 4]
+func.func @annotate_type_mismatch(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'sbp.annotate' op requires the same type for all operands and results}}
+  %0 = "sbp.annotate"(%x) <{sharding = #sbp.nd<@m, [B, B]>}> : (tensor<8x16xf32>) -> tensor<8x16xf64>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+sbp.mesh @n shape = [2]
+func.func @boxing_between_meshes(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'sbp.boxing' op converts between different meshes @m and @n}}
+  %0 = sbp.boxing %x #sbp.nd<@m, [S(0)]> -> #sbp.nd<@n, [B]> : tensor<8xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @boxing_bad_source(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'sbp.boxing' op sharding of the source splits dimension 1 (mesh axis 0) of a rank-1 tensor}}
+  %0 = sbp.boxing %x #sbp.nd<@m, [S(1)]> -> #sbp.nd<@m, [B]> : tensor<8xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @boxing_bad_destination(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'sbp.boxing' op sharding of the destination has 2 entries but mesh @m has 1 axes}}
+  %0 = sbp.boxing %x #sbp.nd<@m, [P]> -> #sbp.nd<@m, [B, B]> : tensor<8xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2, 4]
+// expected-error @+1 {{sharding of argument #0 has 1 entries but mesh @m has 2 axes}}
+func.func @argument_entry_count(%x: tensor<8xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sharding of result #0 names unknown mesh @nowhere}}
+func.func @result_unknown_mesh(%x: tensor<8xf32>) -> (tensor<8xf32> {sbp.sharding = #sbp.nd<@nowhere, [B]>}) {
+  return %x : tensor<8xf32>
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+// expected-error @+1 {{sharding of argument #1 splits dimension 1 (mesh axis 0) of a rank-1 tensor}}
+func.func @argument_split_out_of_range(%x: tensor<8xf32>, %y: tensor<8xf32> {sbp.sharding = #sbp.nd<@m, [S(1)]>}) {
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+// expected-error @+1 {{sharding of argument #0 of non-tensor type 'f32' must be all B}}
+func.func @scalar_argument_split(%x: f32 {sbp.sharding = #sbp.nd<@m, [S(0)]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.sharding' on argument #0 must be an #sbp.nd attribute}}
+func.func @sharding_not_nd(%x: tensor<8xf32> {sbp.sharding = 1 : i32}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown sbp attribute 'sbp.shard' on argument #0}}
+func.func @unknown_argument_attr(%x: tensor<8xf32> {sbp.shard = 1 : i32}) {
+  return
+}
+
+// -----
+
+func.func @unknown_op_attr() {
+  // expected-error @+1 {{unknown sbp attribute 'sbp.foo' on an operation}}
+  "test.op"() {sbp.foo} : () -> ()
+  return
+}
+
+// -----
+
+func.func @collective_unknown_mesh(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.all_reduce' op names unknown mesh @nowhere}}
+  %0 = sbp.all_reduce %x on @nowhere axes = [0] reduction = sum : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2, 4]
+func.func @collective_axis_out_of_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.all_reduce' op mesh axis 2 is out of range for mesh @m of rank 2}}
+  %0 = sbp.all_reduce %x on @m axes = [2] reduction = sum : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2, 4]
+func.func @collective_repeated_axis(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.broadcast' op mesh axis 1 appears twice}}
+  %0 = sbp.broadcast %x on @m axes = [1, 1] root = 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @all_reduce_type_mismatch(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.all_reduce' op requires the same type for all operands and results}}
+  %0 = "sbp.all_reduce"(%x) <{mesh = @m, mesh_axes = array<i64: 0>, reduction = #sbp.reduction<sum>}> : (tensor<4xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @max_of_complex(%x: tensor<4xcomplex<f32>>) {
+  // expected-error @+1 {{'sbp.all_reduce' op reduction 'max' is not defined on complex element type 'complex<f32>'}}
+  %0 = sbp.all_reduce %x on @m axes = [0] reduction = max : tensor<4xcomplex<f32>>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @reduce_index(%x: tensor<4xindex>) {
+  // expected-error @+1 {{'sbp.reduce_scatter' op cannot reduce element type 'index'}}
+  %0 = sbp.reduce_scatter %x on @m axes = [0] scatter_dim = 0 reduction = sum : tensor<4xindex> -> tensor<2xindex>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @unknown_reduction(%x: tensor<4xf32>) {
+  // expected-error @+1 {{unknown reduction kind 'prod'; expected sum, max or min}}
+  %0 = sbp.all_reduce %x on @m axes = [0] reduction = prod : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2, 4]
+func.func @all_gather_wrong_size(%x: tensor<4x16xf32>) {
+  // expected-error @+1 {{'sbp.all_gather' op result dimension 1 has size 32 but 64 was expected (operand size 16, group size 4)}}
+  %0 = sbp.all_gather %x on @m axes = [1] gather_dim = 1 : tensor<4x16xf32> -> tensor<4x32xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2, 4]
+func.func @all_gather_other_dim_changed(%x: tensor<4x16xf32>) {
+  // expected-error @+1 {{'sbp.all_gather' op result dimension 0 has size 8 but 4 was expected (operand size 4, group size 4)}}
+  %0 = sbp.all_gather %x on @m axes = [1] gather_dim = 1 : tensor<4x16xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @all_gather_dim_out_of_range(%x: tensor<4x16xf32>) {
+  // expected-error @+1 {{'sbp.all_gather' op gather_dim 2 is out of range for rank 2}}
+  %0 = sbp.all_gather %x on @m axes = [0] gather_dim = 2 : tensor<4x16xf32> -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @all_gather_rank_mismatch(%x: tensor<4x16xf32>) {
+  // expected-error @+1 {{'sbp.all_gather' op ranks differ: 2 vs 1}}
+  %0 = sbp.all_gather %x on @m axes = [0] gather_dim = 0 : tensor<4x16xf32> -> tensor<128xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @all_gather_element_type_mismatch(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.all_gather' op element types differ: 'f32' vs 'f16'}}
+  %0 = sbp.all_gather %x on @m axes = [0] gather_dim = 0 : tensor<4xf32> -> tensor<8xf16>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [4]
+func.func @reduce_scatter_wrong_size(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{'sbp.reduce_scatter' op result dimension 0 has size 4 but 2 was expected (operand size 8, group size 4)}}
+  %0 = sbp.reduce_scatter %x on @m axes = [0] scatter_dim = 0 reduction = sum : tensor<8x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [4]
+func.func @reduce_scatter_uneven_static(%x: tensor<10x4xf32>) {
+  // expected-error @+1 {{'sbp.reduce_scatter' op dimension 0 of size 10 is not divisible by the group size 4; uneven shards have dynamic sizes}}
+  %0 = sbp.reduce_scatter %x on @m axes = [0] scatter_dim = 0 reduction = sum : tensor<10x4xf32> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [4]
+func.func @all_to_all_wrong_concat_size(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{'sbp.all_to_all' op result dimension 1 has size 8 but 16 was expected (operand size 4, group size 4)}}
+  %0 = sbp.all_to_all %x on @m axes = [0] split_dim = 0 concat_dim = 1 : tensor<8x4xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [4]
+func.func @all_to_all_dim_out_of_range(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{'sbp.all_to_all' op concat_dim -1 is out of range for rank 2}}
+  %0 = sbp.all_to_all %x on @m axes = [0] split_dim = 0 concat_dim = -1 : tensor<8x4xf32> -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2, 4]
+func.func @broadcast_root_out_of_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.broadcast' op root 4 is not a rank of a group of 4 devices}}
+  %0 = sbp.broadcast %x on @m axes = [1] root = 4 : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @send_peer_out_of_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.send' op peer 2 is not a rank of a group of 2 devices}}
+  sbp.send %x on @m axes = [0] peer = 2 : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @recv_peer_negative() {
+  // expected-error @+1 {{'sbp.recv' op peer -1 is not a rank of a group of 2 devices}}
+  %0 = sbp.recv on @m axes = [0] peer = -1 : tensor<4xf32>
+  return
+}
