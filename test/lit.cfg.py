@@ -9,13 +9,15 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "SBP"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.sbp_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit",
                    "Inputs"]
 
 config.substitutions.append(("%shared", config.shared_dir))
+config.substitutions.append(("%sbp_src_root", config.sbp_src_root))
+config.substitutions.append(("%sbp_obj_root", config.sbp_obj_root))
 config.substitutions.append(
     ("%expect-exit", "%s %s" % (config.python_executable,
                                 os.path.join(config.test_source_root,

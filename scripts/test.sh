@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine, builds sbp and runs every test: the lit
+# regression tests, the gtest unit tests (run through lit) and the check that
+# the generated docs are current. Ends with a line "N passed, N failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh
+
+build=${SBP_BUILD_DIR:-build}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+ninja -C "$build" check-sbp 2>&1 | tee "$log" || status=$?
+
+count() {
+  local n
+  n=$(sed -n "s/^ *$1: *\([0-9]\+\).*/\1/p" "$log" | tail -n 1)
+  echo "${n:-0}"
+}
+passed=$(count Passed)
+failed=$(($(count Failed) + $(count 'Unresolved') + $(count 'Timed Out')))
+if ((status != 0 && failed == 0)); then
+  failed=1
+fi
+echo "check-sbp: $passed passed, $failed failed"
+exit "$status"
