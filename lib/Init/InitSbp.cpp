@@ -1,10 +1,10 @@
 //===- InitSbp.cpp - Register everything sbp provides ---------------------===//
 
 #include "sbp/InitSbp.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "sbp/Transforms/Passes.h"
-#include "mlir/IR/DialectRegistry.h"
 
 void mlir::sbp::registerSbpDialects(DialectRegistry &registry) {
   registry.insert<SbpDialect>();

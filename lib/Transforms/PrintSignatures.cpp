@@ -1,8 +1,8 @@
 //===- PrintSignatures.cpp - Print SBP signatures (test pass) -------------===//
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "sbp/Dialect/Sbp/IR/SbpInterfaces.h"
 #include "sbp/Transforms/Passes.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir {

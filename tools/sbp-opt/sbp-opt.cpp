@@ -6,8 +6,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sbp/InitSbp.h"
-#include "sbp/Tools/InputFile.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -15,6 +13,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "sbp/InitSbp.h"
+#include "sbp/Tools/InputFile.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -30,8 +30,7 @@ int main(int argc, char **argv) {
   sbp::registerSbpDialects(registry);
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
-      argc, argv, "sbp optimizer driver: SBP auto-parallelization\n",
-      registry);
+      argc, argv, "sbp optimizer driver: SBP auto-parallelization\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   if (config.shouldShowDialects()) {
     llvm::outs() << "Available Dialects: ";

@@ -1,7 +1,7 @@
 //===- LocalShapeTest.cpp - Balanced splits and local shapes --------------===//
 
-#include "sbp/Dialect/Sbp/IR/SbpAttrs.h"
 #include "mlir/IR/BuiltinTypeInterfaces.h"
+#include "sbp/Dialect/Sbp/IR/SbpAttrs.h"
 #include "gtest/gtest.h"
 
 using namespace mlir;
@@ -91,8 +91,7 @@ TEST(LocalShape, UnevenSplitIsDynamicWhenCommonToAllRanks) {
   SmallVector<SbpEntry> entries = {SbpEntry::split(0)};
   EXPECT_EQ(getLocalShape({10, 3}, entries, {4}),
             (SmallVector<int64_t>{kDyn, 3}));
-  EXPECT_EQ(getLocalShape({12, 3}, entries, {4}),
-            (SmallVector<int64_t>{3, 3}));
+  EXPECT_EQ(getLocalShape({12, 3}, entries, {4}), (SmallVector<int64_t>{3, 3}));
 }
 
 TEST(LocalShape, SplitOverAWholeMeshAxisOfOne) {

@@ -1,10 +1,10 @@
 //===- NdSbpAttrTest.cpp - nd-SBP attribute and mesh utilities ------------===//
 
-#include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "gtest/gtest.h"
 
 using namespace mlir;
@@ -51,9 +51,8 @@ TEST_F(NdSbpAttrTest, EqualAttributesAreUniqued) {
 
 TEST_F(NdSbpAttrTest, RejectsMalformedEntries) {
   // Diagnostics go to the context's handler; silence them.
-  ScopedDiagnosticHandler silence(&context, [](Diagnostic &) {
-    return success();
-  });
+  ScopedDiagnosticHandler silence(&context,
+                                  [](Diagnostic &) { return success(); });
   EXPECT_FALSE(parse("#sbp.nd<@m, [Q(1)]>"));
   EXPECT_FALSE(parse("#sbp.nd<@m, [S(-1)]>"));
   EXPECT_FALSE(parse("#sbp.nd<@m, [P(avg)]>"));
@@ -74,8 +73,7 @@ TEST_F(NdSbpAttrTest, Queries) {
 
 TEST_F(NdSbpAttrTest, OneFlowNotation) {
   EXPECT_EQ(parse("#sbp.nd<@m, [S(0), B]>").toOneFlowString(), "(S(0), B)");
-  EXPECT_EQ(parse("#sbp.nd<@m, [P, P(max)]>").toOneFlowString(),
-            "(P, P(max))");
+  EXPECT_EQ(parse("#sbp.nd<@m, [P, P(max)]>").toOneFlowString(), "(P, P(max))");
 }
 
 TEST_F(NdSbpAttrTest, LocalShapeThroughTheAttribute) {
@@ -89,8 +87,8 @@ TEST_F(NdSbpAttrTest, LocalShapeThroughTheAttribute) {
 }
 
 TEST_F(NdSbpAttrTest, MeshCoordinatesAreRowMajor) {
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      "sbp.mesh @m shape = [2, 3, 4]", &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>("sbp.mesh @m shape = [2, 3, 4]", &context);
   ASSERT_TRUE(module);
   auto mesh = cast<MeshOp>(module->getBody()->front());
   EXPECT_EQ(mesh.getNumDevices(), 24);

@@ -1,14 +1,14 @@
 //===- SignatureTest.cpp - nd-SBP signature products ----------------------===//
 
-#include "sbp/Dialect/Sbp/IR/SbpInterfaces.h"
-#include "sbp/InitSbp.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/InitAllDialects.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
 #include "mlir/Parser/Parser.h"
+#include "sbp/Dialect/Sbp/IR/SbpInterfaces.h"
+#include "sbp/InitSbp.h"
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
@@ -19,7 +19,9 @@ namespace {
 
 class SignatureTest : public ::testing::Test {
 protected:
-  SignatureTest() : context(makeRegistry()) { context.loadAllAvailableDialects(); }
+  SignatureTest() : context(makeRegistry()) {
+    context.loadAllAvailableDialects();
+  }
 
   static DialectRegistry makeRegistry() {
     DialectRegistry registry;
@@ -32,10 +34,10 @@ protected:
   /// and returns the signatures of the op whose name is `opName`.
   SmallVector<std::string> ndSignatures(StringRef meshShape, StringRef args,
                                         StringRef body, StringRef opName) {
-    std::string text = ("sbp.mesh @m shape = [" + meshShape + "]\n" +
-                        "func.func @f(" + args + ") {\n" + body +
-                        "\n  return\n}\n")
-                           .str();
+    std::string text =
+        ("sbp.mesh @m shape = [" + meshShape + "]\n" + "func.func @f(" + args +
+         ") {\n" + body + "\n  return\n}\n")
+            .str();
     module = parseSourceString<ModuleOp>(text, &context);
     EXPECT_TRUE(module) << text;
     SmallVector<std::string> printed;
@@ -70,8 +72,8 @@ TEST_F(SignatureTest, MatmulOnOneAxis) {
       ndSignatures("4", kMatmulArgs, kMatmul, "linalg.matmul");
   // B; split m, n, k; partial a or b.
   EXPECT_EQ(signatures.size(), 6u);
-  EXPECT_TRUE(llvm::is_contained(
-      signatures, "([S(1)], [S(0)], [P(sum)]) -> ([P(sum)])"));
+  EXPECT_TRUE(llvm::is_contained(signatures,
+                                 "([S(1)], [S(0)], [P(sum)]) -> ([P(sum)])"));
 }
 
 TEST_F(SignatureTest, MatmulOnTwoAxesIsTheProduct) {
@@ -83,12 +85,10 @@ TEST_F(SignatureTest, MatmulOnTwoAxesIsTheProduct) {
   EXPECT_EQ(signatures.size(), 36u);
   // Data parallel over axis 0, Megatron-style column split over axis 1.
   EXPECT_TRUE(llvm::is_contained(
-      signatures,
-      "([S(0), B], [B, S(1)], [S(0), S(1)]) -> ([S(0), S(1)])"));
+      signatures, "([S(0), B], [B, S(1)], [S(0), S(1)]) -> ([S(0), S(1)])"));
   // m split hierarchically over both axes.
   EXPECT_TRUE(llvm::is_contained(
-      signatures,
-      "([S(0), S(0)], [B, B], [S(0), S(0)]) -> ([S(0), S(0)])"));
+      signatures, "([S(0), S(0)], [B, B], [S(0), S(0)]) -> ([S(0), S(0)])"));
 }
 
 TEST_F(SignatureTest, SplitsSmallerThanTheMeshAreDropped) {
@@ -107,21 +107,20 @@ TEST_F(SignatureTest, ReshapeNeedsEvenSplitsOfMergedDims) {
       "  %r = tensor.collapse_shape %x [[0, 1]] : tensor<6x4xf32> into "
       "tensor<24xf32>";
   // 6 rows over 3 devices stay aligned with 24 elements over 3 ...
-  EXPECT_TRUE(llvm::is_contained(
-      ndSignatures("3", "%x: tensor<6x4xf32>", collapse,
-                   "tensor.collapse_shape"),
-      "([S(0)]) -> ([S(0)])"));
+  EXPECT_TRUE(
+      llvm::is_contained(ndSignatures("3", "%x: tensor<6x4xf32>", collapse,
+                                      "tensor.collapse_shape"),
+                         "([S(0)]) -> ([S(0)])"));
   // ... but 6 rows over 4 devices (2, 2, 1, 1) do not match 24 over 4.
-  EXPECT_FALSE(llvm::is_contained(
-      ndSignatures("4", "%x: tensor<6x4xf32>", collapse,
-                   "tensor.collapse_shape"),
-      "([S(0)]) -> ([S(0)])"));
+  EXPECT_FALSE(
+      llvm::is_contained(ndSignatures("4", "%x: tensor<6x4xf32>", collapse,
+                                      "tensor.collapse_shape"),
+                         "([S(0)]) -> ([S(0)])"));
 }
 
 TEST_F(SignatureTest, PartialKindsDoNotMixOnOneValue) {
-  SmallVector<std::string> signatures =
-      ndSignatures("2, 2", "", "  %e = tensor.empty() : tensor<4x4xf32>",
-                   "tensor.empty");
+  SmallVector<std::string> signatures = ndSignatures(
+      "2, 2", "", "  %e = tensor.empty() : tensor<4x4xf32>", "tensor.empty");
   EXPECT_TRUE(llvm::is_contained(signatures, "() -> ([P(max), P(max)])"));
   EXPECT_FALSE(llvm::is_contained(signatures, "() -> ([P(sum), P(max)])"));
 }
@@ -140,9 +139,8 @@ TEST_F(SignatureTest, CallFollowsTheCalleeAnnotations) {
   auto mesh = cast<MeshOp>(module->getBody()->front());
   func::CallOp call;
   module->walk([&](func::CallOp op) { call = op; });
-  auto signatures =
-      cast<SbpSignatureOpInterface>(call.getOperation()).getNdSbpSignatures(
-          mesh);
+  auto signatures = cast<SbpSignatureOpInterface>(call.getOperation())
+                        .getNdSbpSignatures(mesh);
   ASSERT_EQ(signatures.size(), 1u);
   std::string line;
   llvm::raw_string_ostream os(line);

@@ -23,8 +23,8 @@ std::string normalizeSbpSyntax(llvm::StringRef text);
 /// Opens `filename` ("-" for stdin) as an MLIR buffer for the sbp tools,
 /// keeping its name for diagnostics. Returns null and sets `errorMessage`
 /// when it cannot be read.
-std::unique_ptr<llvm::MemoryBuffer>
-openSbpInputFile(llvm::StringRef filename, std::string *errorMessage);
+std::unique_ptr<llvm::MemoryBuffer> openSbpInputFile(llvm::StringRef filename,
+                                                     std::string *errorMessage);
 
 } // namespace sbp
 } // namespace mlir

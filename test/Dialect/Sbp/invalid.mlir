@@ -310,3 +310,21 @@ func.func @recv_peer_negative() {
   %0 = sbp.recv on @m axes = [0] peer = -1 : tensor<4xf32>
   return
 }
+
+// -----
+
+sbp.mesh @m shape = [4]
+func.func @all_to_all_wrong_split_size(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{'sbp.all_to_all' op result dimension 0 has size 4 but 2 was expected (operand size 8, group size 4)}}
+  %0 = sbp.all_to_all %x on @m axes = [0] split_dim = 0 concat_dim = 1 : tensor<8x4xf32> -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [4]
+func.func @all_to_all_same_dim_changes_shape(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{'sbp.all_to_all' op result dimension 0 has size 2 but 8 was expected (operand size 8, group size 4)}}
+  %0 = sbp.all_to_all %x on @m axes = [0] split_dim = 0 concat_dim = 0 : tensor<8x4xf32> -> tensor<2x4xf32>
+  return
+}

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
+#include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 
 using namespace mlir;
 using namespace mlir::sbp;
@@ -70,16 +70,14 @@ struct ConstantSignatureModel
   }
 };
 
-template <typename OpTy>
-void attachOne(MLIRContext *ctx) {
+template <typename OpTy> void attachOne(MLIRContext *ctx) {
   if constexpr (std::is_same_v<OpTy, arith::ConstantOp>)
     OpTy::template attachInterface<ConstantSignatureModel>(*ctx);
   else
     OpTy::template attachInterface<ElementwiseSignatureModel<OpTy>>(*ctx);
 }
 
-template <typename... OpTys>
-void attachElementwise(MLIRContext *ctx) {
+template <typename... OpTys> void attachElementwise(MLIRContext *ctx) {
   (attachOne<OpTys>(ctx), ...);
 }
 

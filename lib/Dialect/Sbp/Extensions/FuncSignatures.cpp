@@ -1,7 +1,7 @@
 //===- FuncSignatures.cpp - SBP rules for func ops ------------------------===//
 
-#include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 
 using namespace mlir;
 using namespace mlir::sbp;
@@ -42,9 +42,9 @@ struct CallSignatureModel
     // An annotation on another mesh cannot be honoured on this one.
     bool onOtherMesh = false;
     auto shardingOf = [&](DictionaryAttr attrs) {
-      auto sharding = attrs ? attrs.getAs<NdSbpAttr>(
-                                  SbpDialect::getShardingAttrName())
-                            : NdSbpAttr();
+      auto sharding =
+          attrs ? attrs.getAs<NdSbpAttr>(SbpDialect::getShardingAttrName())
+                : NdSbpAttr();
       if (!sharding)
         return replicated;
       if (sharding.getMesh() != meshRef)

@@ -10,11 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
+#include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -93,8 +93,8 @@ void addElementwisePartials(linalg::LinalgOp linalgOp,
     // The same input may feed several scalar operands; a rule that needs it
     // both partial and broadcast does not apply.
     SmallVector<std::optional<SbpEntry>> assigned(op->getNumOperands());
-    for (auto [value, kind] : llvm::zip(scalarOp->getOperands(),
-                                        rule.operands)) {
+    for (auto [value, kind] :
+         llvm::zip(scalarOp->getOperands(), rule.operands)) {
       auto arg = dyn_cast<BlockArgument>(value);
       if (!arg || arg.getOwner() != body ||
           arg.getArgNumber() >= linalgOp.getNumDpsInputs())
@@ -156,9 +156,8 @@ void addFillPartials(linalg::LinalgOp linalgOp,
 }
 
 template <typename OpTy>
-struct StructuredSignatureModel
-    : public SbpSignatureOpInterface::ExternalModel<
-          StructuredSignatureModel<OpTy>, OpTy> {
+struct StructuredSignatureModel : public SbpSignatureOpInterface::ExternalModel<
+                                      StructuredSignatureModel<OpTy>, OpTy> {
   SmallVector<SbpSignature> getSbpSignatures(Operation *op) const {
     auto linalgOp = cast<linalg::LinalgOp>(op);
     SmallVector<SbpSignature> signatures;
@@ -192,13 +191,13 @@ struct StructuredSignatureModel
           break;
         }
         if (isReduction && linalgOp.isDpsInit(&operand)) {
-          unsigned init = operand.getOperandNumber() -
-                          linalgOp.getNumDpsInputs();
+          unsigned init =
+              operand.getOperandNumber() - linalgOp.getNumDpsInputs();
           signature.operands.push_back(SbpEntry::partial(*combiners[init]));
           continue;
         }
-        signature.operands.push_back(
-            *position ? SbpEntry::split(**position) : SbpEntry::broadcast());
+        signature.operands.push_back(*position ? SbpEntry::split(**position)
+                                               : SbpEntry::broadcast());
       }
       if (!splittable)
         continue;
@@ -216,10 +215,8 @@ struct StructuredSignatureModel
   }
 };
 
-template <typename... OpTys>
-void attachStructured(MLIRContext *ctx) {
-  (OpTys::template attachInterface<StructuredSignatureModel<OpTys>>(*ctx),
-   ...);
+template <typename... OpTys> void attachStructured(MLIRContext *ctx) {
+  (OpTys::template attachInterface<StructuredSignatureModel<OpTys>>(*ctx), ...);
 }
 
 } // namespace

@@ -18,13 +18,11 @@ void sbp::registerSignatureExternalModels(DialectRegistry &registry) {
 SbpSignature sbp::getUniformSignature(Operation *op, SbpEntry entry) {
   SbpSignature signature;
   for (Type type : op->getOperandTypes())
-    signature.operands.push_back(isa<RankedTensorType>(type)
-                                     ? entry
-                                     : SbpEntry::broadcast());
+    signature.operands.push_back(
+        isa<RankedTensorType>(type) ? entry : SbpEntry::broadcast());
   for (Type type : op->getResultTypes())
-    signature.results.push_back(isa<RankedTensorType>(type)
-                                    ? entry
-                                    : SbpEntry::broadcast());
+    signature.results.push_back(
+        isa<RankedTensorType>(type) ? entry : SbpEntry::broadcast());
   return signature;
 }
 

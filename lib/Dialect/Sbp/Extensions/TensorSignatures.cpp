@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;

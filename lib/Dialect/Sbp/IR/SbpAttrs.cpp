@@ -1,8 +1,8 @@
 //===- SbpAttrs.cpp - sbp dialect attributes ------------------------------===//
 
-#include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -114,10 +114,10 @@ SmallVector<int64_t> sbp::getLocalShape(ArrayRef<int64_t> global,
   SmallVector<int64_t> last;
   for (int64_t size : meshShape)
     last.push_back(size - 1);
-  SmallVector<int64_t> largest = getLocalShape(global, entries, meshShape,
-                                               first);
-  SmallVector<int64_t> smallest = getLocalShape(global, entries, meshShape,
-                                                last);
+  SmallVector<int64_t> largest =
+      getLocalShape(global, entries, meshShape, first);
+  SmallVector<int64_t> smallest =
+      getLocalShape(global, entries, meshShape, last);
   for (auto [l, s] : llvm::zip(largest, smallest))
     if (l != s)
       l = ShapedType::kDynamic;

@@ -1,9 +1,9 @@
 //===- SbpDialect.cpp - sbp dialect ---------------------------------------===//
 
-#include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -25,21 +25,22 @@ LogicalResult verifyFunctionSharding(Operation *op, unsigned index,
                                      NamedAttribute attr, bool isResult) {
   StringRef what = isResult ? "result" : "argument";
   if (attr.getName() != SbpDialect::getShardingAttrName())
-    return op->emitError() << "unknown sbp attribute '" << attr.getName().getValue()
-                           << "' on " << what << " #" << index;
+    return op->emitError() << "unknown sbp attribute '"
+                           << attr.getName().getValue() << "' on " << what
+                           << " #" << index;
   auto sharding = dyn_cast<NdSbpAttr>(attr.getValue());
   if (!sharding)
-    return op->emitError() << "'" << attr.getName().getValue() << "' on " << what << " #"
-                           << index << " must be an #sbp.nd attribute";
+    return op->emitError() << "'" << attr.getName().getValue() << "' on "
+                           << what << " #" << index
+                           << " must be an #sbp.nd attribute";
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
     return op->emitError() << "'" << attr.getName().getValue()
                            << "' is only allowed on function " << what << "s";
-  Type type = isResult ? func.getResultTypes()[index]
-                       : func.getArgumentTypes()[index];
+  Type type =
+      isResult ? func.getResultTypes()[index] : func.getArgumentTypes()[index];
   std::string name = (what + " #" + Twine(index)).str();
-  return verifyNdSbp([&] { return op->emitError(); }, op, sharding, type,
-                     name);
+  return verifyNdSbp([&] { return op->emitError(); }, op, sharding, type, name);
 }
 } // namespace
 
@@ -59,6 +60,6 @@ LogicalResult SbpDialect::verifyRegionResultAttribute(Operation *op,
 
 LogicalResult SbpDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
-  return op->emitError() << "unknown sbp attribute '" << attr.getName().getValue()
-                         << "' on an operation";
+  return op->emitError() << "unknown sbp attribute '"
+                         << attr.getName().getValue() << "' on an operation";
 }

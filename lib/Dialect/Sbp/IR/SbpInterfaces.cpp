@@ -30,8 +30,7 @@ combine(MeshOp mesh, ArrayRef<const SbpSignature *> choice,
   if (numFree != 0)
     return failure();
   return NdSbpAttr::get(mesh.getContext(),
-                        FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
-                        entries);
+                        FlatSymbolRefAttr::get(mesh.getSymNameAttr()), entries);
 }
 
 /// Whether `sharding` is a sensible distribution of a value of `type`:
@@ -96,7 +95,12 @@ void printSignatureImpl(llvm::raw_ostream &os, const Signature &signature) {
 SmallVector<NdSbpSignature>
 sbp::detail::getProductNdSbpSignatures(Operation *op, MeshOp mesh) {
   auto iface = cast<SbpSignatureOpInterface>(op);
-  SmallVector<SbpSignature> perAxis = iface.getSbpSignatures();
+  // Distinct per-axis signatures give distinct products (they differ in a
+  // fixed entry, or are both all free), so deduplicating them here is enough.
+  SmallVector<SbpSignature> perAxis;
+  for (SbpSignature &signature : iface.getSbpSignatures())
+    if (!llvm::is_contained(perAxis, signature))
+      perAxis.push_back(std::move(signature));
   SmallVector<NdSbpSignature> result;
   int64_t rank = mesh.getRank();
   if (perAxis.empty())
@@ -120,16 +124,14 @@ sbp::detail::getProductNdSbpSignatures(Operation *op, MeshOp mesh) {
       if (representable)
         nd.operands.push_back(*attr);
     }
-    for (unsigned i = 0, e = op->getNumResults(); i < e && representable;
-         ++i) {
+    for (unsigned i = 0, e = op->getNumResults(); i < e && representable; ++i) {
       FailureOr<NdSbpAttr> attr = combine(
           mesh, choice, [&](const SbpSignature &s) { return s.results[i]; });
       representable = succeeded(attr);
       if (representable)
         nd.results.push_back(*attr);
     }
-    if (representable && iface.isValidNdSbpSignature(nd, meshShape) &&
-        !llvm::is_contained(result, nd))
+    if (representable && iface.isValidNdSbpSignature(nd, meshShape))
       result.push_back(std::move(nd));
 
     int64_t axis = rank - 1;

@@ -1,8 +1,8 @@
 //===- SbpOps.cpp - sbp dialect operations --------------------------------===//
 
-#include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -81,10 +81,9 @@ LogicalResult sbp::verifyNdSbp(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "sharding of " << what << " names unknown mesh "
                        << sharding.getMesh();
   if (static_cast<int64_t>(sharding.size()) != mesh.getRank())
-    return emitError() << "sharding of " << what << " has "
-                       << sharding.size() << " entries but mesh "
-                       << sharding.getMesh() << " has " << mesh.getRank()
-                       << " axes";
+    return emitError() << "sharding of " << what << " has " << sharding.size()
+                       << " entries but mesh " << sharding.getMesh() << " has "
+                       << mesh.getRank() << " axes";
   auto shaped = dyn_cast<RankedTensorType>(type);
   if (!shaped) {
     if (sharding.isReplicated())
@@ -114,8 +113,8 @@ FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
   for (int64_t axis : axes) {
     if (axis < 0 || axis >= mesh.getRank())
       return op->emitOpError()
-             << "mesh axis " << axis << " is out of range for mesh "
-             << meshName << " of rank " << mesh.getRank();
+             << "mesh axis " << axis << " is out of range for mesh " << meshName
+             << " of rank " << mesh.getRank();
     if (!seen.insert(axis).second)
       return op->emitOpError() << "mesh axis " << axis << " appears twice";
     groupSize *= mesh.getShape()[axis];
@@ -140,8 +139,8 @@ LogicalResult verifyReductionKind(Operation *op, ReductionKind kind,
 LogicalResult verifyDim(Operation *op, StringRef name, int64_t dim,
                         int64_t rank) {
   if (dim < 0 || dim >= rank)
-    return op->emitOpError() << name << " " << dim
-                             << " is out of range for rank " << rank;
+    return op->emitOpError()
+           << name << " " << dim << " is out of range for rank " << rank;
   return success();
 }
 
@@ -153,12 +152,12 @@ LogicalResult verifyResized(Operation *op, RankedTensorType input,
                             std::optional<int64_t> grown,
                             std::optional<int64_t> shrunk) {
   if (input.getElementType() != result.getElementType())
-    return op->emitOpError() << "element types differ: "
-                             << input.getElementType() << " vs "
-                             << result.getElementType();
+    return op->emitOpError()
+           << "element types differ: " << input.getElementType() << " vs "
+           << result.getElementType();
   if (input.getRank() != result.getRank())
-    return op->emitOpError() << "ranks differ: " << input.getRank() << " vs "
-                             << result.getRank();
+    return op->emitOpError()
+           << "ranks differ: " << input.getRank() << " vs " << result.getRank();
   for (int64_t d = 0, e = input.getRank(); d < e; ++d) {
     int64_t in = input.getDimSize(d), out = result.getDimSize(d);
     if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out))
@@ -176,8 +175,8 @@ LogicalResult verifyResized(Operation *op, RankedTensorType input,
     }
     if (out != expected)
       return op->emitOpError()
-             << "result dimension " << d << " has size " << out
-             << " but " << expected << " was expected (operand size " << in
+             << "result dimension " << d << " has size " << out << " but "
+             << expected << " was expected (operand size " << in
              << ", group size " << factor << ")";
   }
   return success();
@@ -198,8 +197,8 @@ LogicalResult MeshOp::verify() {
                            << "; sizes must be positive";
   if (std::optional<ArrayAttr> axes = getAxes()) {
     if (axes->size() != shape.size())
-      return emitOpError() << "has " << axes->size()
-                           << " axis names for " << shape.size() << " axes";
+      return emitOpError() << "has " << axes->size() << " axis names for "
+                           << shape.size() << " axes";
     llvm::StringSet<> seen;
     for (Attribute name : *axes)
       if (!seen.insert(cast<StringAttr>(name).getValue()).second)
@@ -229,8 +228,7 @@ SmallVector<int64_t> MeshOp::getCoords(int64_t device) {
 // AnnotateOp / BoxingOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-AnnotateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult AnnotateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyNdSbp([&] { return emitOpError(); }, *this, getSharding(),
                      getType(), "the annotated value", &symbolTable);
 }
@@ -238,13 +236,12 @@ AnnotateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 LogicalResult BoxingOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (getSrc().getMesh() != getDst().getMesh())
     return emitOpError() << "converts between different meshes "
-                         << getSrc().getMesh() << " and "
-                         << getDst().getMesh();
+                         << getSrc().getMesh() << " and " << getDst().getMesh();
   if (failed(verifyNdSbp([&] { return emitOpError(); }, *this, getSrc(),
                          getType(), "the source", &symbolTable)))
     return failure();
-  return verifyNdSbp([&] { return emitOpError(); }, *this, getDst(),
-                     getType(), "the destination", &symbolTable);
+  return verifyNdSbp([&] { return emitOpError(); }, *this, getDst(), getType(),
+                     "the destination", &symbolTable);
 }
 
 OpFoldResult BoxingOp::fold(FoldAdaptor) {
@@ -285,17 +282,15 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(group))
     return failure();
   auto input = getInput().getType(), result = getResult().getType();
-  if (failed(verifyReductionKind(*this, getReduction(),
-                                 input.getElementType())) ||
-      failed(verifyDim(*this, "scatter_dim", getScatterDim(),
-                       input.getRank())))
+  if (failed(
+          verifyReductionKind(*this, getReduction(), input.getElementType())) ||
+      failed(verifyDim(*this, "scatter_dim", getScatterDim(), input.getRank())))
     return failure();
   return verifyResized(*this, input, result, *group, std::nullopt,
                        getScatterDim());
 }
 
-LogicalResult
-AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> group =
       verifyGroup(*this, getMeshAttr(), getMeshAxes(), symbolTable);
   if (failed(group))
@@ -314,9 +309,9 @@ static LogicalResult verifyGroupRank(Operation *op, StringRef name,
   if (failed(group))
     return failure();
   if (rank < 0 || rank >= *group)
-    return op->emitOpError() << name << " " << rank
-                             << " is not a rank of a group of " << *group
-                             << " devices";
+    return op->emitOpError()
+           << name << " " << rank << " is not a rank of a group of " << *group
+           << " devices";
   return success();
 }
 
