@@ -38,7 +38,7 @@ FailureOr<SbpEntry> SbpEntry::parse(AsmParser &parser) {
   if (keyword == "B")
     return SbpEntry::broadcast();
   if (keyword == "S") {
-    int64_t dim;
+    int64_t dim = 0;
     if (parser.parseLParen())
       return failure();
     SMLoc dimLoc = parser.getCurrentLocation();
