@@ -51,22 +51,9 @@ struct ConstantSignatureModel
     : public SbpSignatureOpInterface::ExternalModel<ConstantSignatureModel,
                                                     arith::ConstantOp> {
   SmallVector<SbpSignature> getSbpSignatures(Operation *op) const {
-    SmallVector<SbpSignature> signatures;
-    signatures.push_back(getUniformSignature(op, SbpEntry::broadcast()));
-    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!type)
-      return signatures;
-    for (int64_t dim = 0, rank = type.getRank(); dim < rank; ++dim)
-      signatures.push_back(getUniformSignature(op, SbpEntry::split(dim)));
-    if (matchPattern(op->getResult(0), m_AnyZeroFloat()) ||
-        matchPattern(op->getResult(0), m_Zero()))
-      signatures.push_back(
-          getUniformSignature(op, SbpEntry::partial(ReductionKind::Sum)));
-    signatures.push_back(
-        getUniformSignature(op, SbpEntry::partial(ReductionKind::Max)));
-    signatures.push_back(
-        getUniformSignature(op, SbpEntry::partial(ReductionKind::Min)));
-    return signatures;
+    Value result = op->getResult(0);
+    return getSourceSignatures(op, matchPattern(result, m_AnyZeroFloat()) ||
+                                       matchPattern(result, m_Zero()));
   }
 };
 

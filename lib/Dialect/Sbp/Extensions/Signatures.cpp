@@ -26,6 +26,24 @@ SbpSignature sbp::getUniformSignature(Operation *op, SbpEntry entry) {
   return signature;
 }
 
+SmallVector<SbpSignature> sbp::getSourceSignatures(Operation *op, bool zeros) {
+  SmallVector<SbpSignature> signatures;
+  signatures.push_back(getUniformSignature(op, SbpEntry::broadcast()));
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type)
+    return signatures;
+  for (int64_t dim = 0, rank = type.getRank(); dim < rank; ++dim)
+    signatures.push_back(getUniformSignature(op, SbpEntry::split(dim)));
+  if (zeros)
+    signatures.push_back(
+        getUniformSignature(op, SbpEntry::partial(ReductionKind::Sum)));
+  signatures.push_back(
+      getUniformSignature(op, SbpEntry::partial(ReductionKind::Max)));
+  signatures.push_back(
+      getUniformSignature(op, SbpEntry::partial(ReductionKind::Min)));
+  return signatures;
+}
+
 void sbp::addSignature(SmallVectorImpl<SbpSignature> &signatures,
                        SbpSignature signature) {
   if (!llvm::is_contained(signatures, signature))

@@ -36,11 +36,7 @@ struct EmptySignatureModel
     : public SbpSignatureOpInterface::ExternalModel<EmptySignatureModel,
                                                     tensor::EmptyOp> {
   SmallVector<SbpSignature> getSbpSignatures(Operation *op) const {
-    SmallVector<SbpSignature> splits;
-    auto empty = cast<tensor::EmptyOp>(op);
-    for (int64_t dim = 0, rank = empty.getType().getRank(); dim < rank; ++dim)
-      splits.push_back(getUniformSignature(op, SbpEntry::split(dim)));
-    return withBroadcastAndPartials(op, std::move(splits));
+    return getSourceSignatures(op, /*zeros=*/true);
   }
 };
 

@@ -51,20 +51,25 @@ FailureOr<SbpEntry> SbpEntry::parse(AsmParser &parser) {
   if (keyword == "P") {
     if (failed(parser.parseOptionalLParen()))
       return SbpEntry::partial(ReductionKind::Sum);
-    SMLoc kindLoc = parser.getCurrentLocation();
-    StringRef kindName;
-    if (parser.parseKeyword(&kindName))
-      return failure();
-    std::optional<ReductionKind> kind = symbolizeReductionKind(kindName);
-    if (!kind)
-      return parser.emitError(kindLoc, "unknown reduction kind '")
-             << kindName << "'; expected sum, max or min";
-    if (parser.parseRParen())
+    FailureOr<ReductionKind> kind = parseReductionKindKeyword(parser);
+    if (failed(kind) || parser.parseRParen())
       return failure();
     return SbpEntry::partial(*kind);
   }
   return parser.emitError(loc, "unknown SBP entry '")
          << keyword << "'; expected S(<dim>), B, P, P(sum), P(max) or P(min)";
+}
+
+FailureOr<ReductionKind> sbp::parseReductionKindKeyword(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef name;
+  if (parser.parseKeyword(&name))
+    return failure();
+  std::optional<ReductionKind> kind = symbolizeReductionKind(name);
+  if (!kind)
+    return parser.emitError(loc, "unknown reduction kind '")
+           << name << "'; expected sum, max or min";
+  return *kind;
 }
 
 //===----------------------------------------------------------------------===//

@@ -44,14 +44,9 @@ static void printNdSbp(OpAsmPrinter &printer, Operation *, NdSbpAttr sharding) {
 
 static ParseResult parseReductionKind(OpAsmParser &parser,
                                       ReductionKindAttr &kind) {
-  SMLoc loc = parser.getCurrentLocation();
-  StringRef name;
-  if (parser.parseKeyword(&name))
+  FailureOr<ReductionKind> parsed = parseReductionKindKeyword(parser);
+  if (failed(parsed))
     return failure();
-  std::optional<ReductionKind> parsed = symbolizeReductionKind(name);
-  if (!parsed)
-    return parser.emitError(loc, "unknown reduction kind '")
-           << name << "'; expected sum, max or min";
   kind = ReductionKindAttr::get(parser.getContext(), *parsed);
   return success();
 }

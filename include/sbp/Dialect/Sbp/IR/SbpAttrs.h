@@ -70,6 +70,9 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
   return os;
 }
 
+/// Parses a reduction kind keyword: `sum`, `max` or `min`.
+FailureOr<ReductionKind> parseReductionKindKeyword(AsmParser &parser);
+
 /// Size of piece `index` of a balanced split of `size` into `parts`: the
 /// first `size % parts` pieces are one larger. A dynamic size stays dynamic.
 int64_t getBalancedChunkSize(int64_t size, int64_t parts, int64_t index);
