@@ -185,6 +185,25 @@ func.func @conv(%x: tensor<2x8x8x4xf32>, %w: tensor<3x3x4x16xf32>,
 
 // -----
 
+// Zero points are subtracted from the data: not linear, so no partial inputs.
+// CHECK-LABEL: func @quantized_conv
+// CHECK-NEXT:  linalg.conv_2d_nhwc_hwcf_q
+// CHECK-NEXT:    (B, B, B, B, B) -> (B)
+// CHECK-NEXT:    (S(0), B, B, B, S(0)) -> (S(0))
+// CHECK-NEXT:    (B, S(3), B, B, S(3)) -> (S(3))
+// CHECK-NEXT:    (S(3), S(2), B, B, P(sum)) -> (P(sum))
+// CHECK-NEXT:  func.return
+func.func @quantized_conv(%x: tensor<2x8x8x4xi8>, %w: tensor<3x3x4x16xi8>,
+                          %za: i32, %zb: i32, %o: tensor<2x6x6x16xi32>)
+    -> tensor<2x6x6x16xi32> {
+  %0 = linalg.conv_2d_nhwc_hwcf_q
+      ins(%x, %w, %za, %zb : tensor<2x8x8x4xi8>, tensor<3x3x4x16xi8>, i32, i32)
+      outs(%o : tensor<2x6x6x16xi32>) -> tensor<2x6x6x16xi32>
+  return %0 : tensor<2x6x6x16xi32>
+}
+
+// -----
+
 // A loop whose index the payload reads stays whole.
 // CHECK-LABEL: func @iota
 // CHECK-NEXT:  linalg.generic

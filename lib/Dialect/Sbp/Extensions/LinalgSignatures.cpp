@@ -119,11 +119,14 @@ void addElementwisePartials(linalg::LinalgOp linalgOp,
 
 /// Contractions and convolutions (`init + sum(a * b)`) are linear in each
 /// input: one partial input with the other replicated gives a partial
-/// result. The init is accumulated into, so it is partial too.
+/// result. The init is accumulated into, so it is partial too. Quantized
+/// variants, whose extra zero-point inputs are subtracted from the data, are
+/// not linear and are left out.
 void addMultiplyAccumulatePartials(linalg::LinalgOp linalgOp,
                                    SmallVectorImpl<SbpSignature> &signatures) {
-  if (!linalg::isaContractionOpInterface(linalgOp) &&
-      !linalg::isaConvolutionOpInterface(linalgOp))
+  if (linalgOp.getNumDpsInputs() != 2 || linalgOp.getNumDpsInits() != 1 ||
+      (!linalg::isaContractionOpInterface(linalgOp) &&
+       !linalg::isaConvolutionOpInterface(linalgOp)))
     return;
   Operation *op = linalgOp.getOperation();
   SbpEntry sum = SbpEntry::partial(ReductionKind::Sum);
