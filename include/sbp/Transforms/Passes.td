@@ -26,4 +26,45 @@ def SbpPrintSignaturesPass : Pass<"sbp-print-signatures", "ModuleOp"> {
   let dependentDialects = ["::mlir::sbp::SbpDialect"];
 }
 
+def SbpPropagatePass : Pass<"sbp-propagate", "ModuleOp"> {
+  let summary = "Choose a layout for every tensor and a signature for every op";
+  let description = [{
+    Starting from the user's constraints — `sbp.annotate` and `sbp.sharding`
+    on function arguments and results — chooses an nd-SBP for every tensor
+    value and one of its signatures for every op, so that converting
+    between them ("boxing") sends as few bytes as possible, counted with the
+    boxing table. Unannotated function arguments and results are `B`.
+
+    The choice is made per function by iterated local improvement: each op
+    in turn takes the signature that minimizes the bytes of boxing from its
+    operands' layouts and to its users' needs, in forward and backward
+    sweeps until nothing changes. `scf.for` carries each iteration value in
+    the layout of its initial value; the yielded value is boxed to it. An op
+    without an SBP rule runs whole (`B` in, `B` out) and gets a remark.
+
+    The result is recorded in attributes: `sbp.sharding` on every tensor
+    argument and result of each function, `sbp.operands` / `sbp.results` on
+    every op that computes on tensors (see `sbp-insert-boxing`).
+
+    Constraints: all annotations of a function name one mesh; two
+    annotations of one value agree.
+  }];
+  let dependentDialects = ["::mlir::sbp::SbpDialect"];
+  let options = [
+    Option<"maxSweeps", "max-sweeps", "unsigned", /*default=*/"8",
+           "Forward/backward improvement sweeps at most">,
+  ];
+}
+
+def SbpInsertBoxingPass : Pass<"sbp-insert-boxing", "ModuleOp"> {
+  let summary = "Insert sbp.boxing where a producer's layout differs from a use's";
+  let description = [{
+    Reads the layouts recorded by `sbp-propagate` and, on every use whose
+    needed layout differs from its value's, routes the value through an
+    `sbp.boxing`. Uses of one value that need the same layout share one
+    boxing, placed right after the value is defined.
+  }];
+  let dependentDialects = ["::mlir::sbp::SbpDialect"];
+}
+
 #endif // SBP_TRANSFORMS_PASSES_TD

@@ -60,6 +60,29 @@ LogicalResult SbpDialect::verifyRegionResultAttribute(Operation *op,
 
 LogicalResult SbpDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
-  return op->emitError() << "unknown sbp attribute '"
-                         << attr.getName().getValue() << "' on an operation";
+  StringRef name = attr.getName().getValue();
+  bool isOperands = name == getOperandShardingsAttrName();
+  if (!isOperands && name != getResultShardingsAttrName())
+    return op->emitError() << "unknown sbp attribute '" << name
+                           << "' on an operation";
+  auto array = dyn_cast<ArrayAttr>(attr.getValue());
+  TypeRange types = isOperands ? TypeRange(op->getOperandTypes())
+                               : TypeRange(op->getResultTypes());
+  if (!array || array.size() != types.size())
+    return op->emitError() << "'" << name << "' must be an array of "
+                           << types.size() << " #sbp.nd or unit attributes";
+  for (auto [index, element, type] : llvm::enumerate(array, types)) {
+    if (isa<UnitAttr>(element))
+      continue;
+    auto sharding = dyn_cast<NdSbpAttr>(element);
+    std::string what =
+        ((isOperands ? "operand #" : "result #") + Twine(index)).str();
+    if (!sharding)
+      return op->emitError() << "'" << name << "' entry for " << what
+                             << " must be an #sbp.nd or unit attribute";
+    if (failed(verifyNdSbp([&] { return op->emitError(); }, op, sharding, type,
+                           what)))
+      return failure();
+  }
+  return success();
 }

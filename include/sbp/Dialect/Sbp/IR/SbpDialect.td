@@ -38,6 +38,16 @@ def Sbp_Dialect : Dialect {
     mesh axes whose devices take part.
 
     Function arguments and results may carry `{sbp.sharding = #sbp.nd<...>}`.
+    After propagation every op that computes on tensors records the
+    signature it runs with in `sbp.operands = [...]` and `sbp.results =
+    [...]`: one `#sbp.nd` per operand and result, or `unit` where the op
+    takes any layout.
+
+    Constraints on these attributes: `sbp.sharding` is an `#sbp.nd` valid
+    for the argument or result type and only appears on function arguments
+    and results; `sbp.operands` and `sbp.results` are arrays with one
+    element per operand / result, each `unit` or an `#sbp.nd` valid for its
+    value; no other `sbp.*` attribute exists.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
@@ -50,6 +60,14 @@ def Sbp_Dialect : Dialect {
     /// Name of the function argument/result attribute carrying an nd-SBP.
     static constexpr ::llvm::StringLiteral getShardingAttrName() {
       return "sbp.sharding";
+    }
+    /// Names of the op attributes recording the signature an op runs with:
+    /// one entry per operand / result, an #sbp.nd or `unit` for "free".
+    static constexpr ::llvm::StringLiteral getOperandShardingsAttrName() {
+      return "sbp.operands";
+    }
+    static constexpr ::llvm::StringLiteral getResultShardingsAttrName() {
+      return "sbp.results";
     }
   }];
 }

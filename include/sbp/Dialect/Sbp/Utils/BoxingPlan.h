@@ -17,14 +17,14 @@ namespace sbp {
 
 /// What one step does over one mesh axis of `p` devices.
 enum class BoxingKind {
-  AllReduce,     ///< P -> B
-  ReduceScatter, ///< P -> S(i)
-  AllGather,     ///< S(i) -> B
-  AllToAll,      ///< S(i) -> S(j)
-  Slice,         ///< B -> S(i), local
-  KeepOnFirst,   ///< B -> P(sum): the first device keeps it, the others zero
+  AllReduce,      ///< P -> B
+  ReduceScatter,  ///< P -> S(i)
+  AllGather,      ///< S(i) -> B
+  AllToAll,       ///< S(i) -> S(j)
+  Slice,          ///< B -> S(i), local
+  KeepOnFirst,    ///< B -> P(sum): the first device keeps it, the others zero
   PadWithNeutral, ///< S(i) -> P: own piece in place, neutral elsewhere
-  Relabel,       ///< B -> P(max) / P(min): identical copies, nothing to do
+  Relabel,        ///< B -> P(max) / P(min): identical copies, nothing to do
 };
 
 /// One step: mesh axis `axis` changes from `from` to `to`; every other axis

@@ -1,0 +1,89 @@
+//===- ShardingState.cpp - Reading and writing chosen layouts -------------===//
+
+#include "sbp/Transforms/ShardingState.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::sbp;
+
+namespace {
+NdSbpAttr getEntry(Operation *op, StringRef name, unsigned index) {
+  auto array = op->getAttrOfType<ArrayAttr>(name);
+  if (!array || index >= array.size())
+    return {};
+  return dyn_cast<NdSbpAttr>(array[index]);
+}
+
+ArrayAttr toArray(MLIRContext *ctx, ArrayRef<NdSbpAttr> shardings) {
+  SmallVector<Attribute> elements;
+  for (NdSbpAttr sharding : shardings)
+    elements.push_back(sharding ? Attribute(sharding) : UnitAttr::get(ctx));
+  return ArrayAttr::get(ctx, elements);
+}
+} // namespace
+
+NdSbpAttr sbp::getValueSharding(Value value) {
+  if (auto result = dyn_cast<OpResult>(value)) {
+    Operation *op = result.getOwner();
+    if (auto annotate = dyn_cast<AnnotateOp>(op))
+      return annotate.getSharding();
+    if (auto boxing = dyn_cast<BoxingOp>(op))
+      return boxing.getDst();
+    return getEntry(op, SbpDialect::getResultShardingsAttrName(),
+                    result.getResultNumber());
+  }
+  auto arg = cast<BlockArgument>(value);
+  Operation *parent = arg.getOwner()->getParentOp();
+  if (auto func = dyn_cast<FunctionOpInterface>(parent)) {
+    if (arg.getOwner() != &func.getFunctionBody().front())
+      return {};
+    return func.getArgAttrOfType<NdSbpAttr>(arg.getArgNumber(),
+                                            SbpDialect::getShardingAttrName());
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+    if (arg.getArgNumber() == 0)
+      return {};
+    return getEntry(loop, SbpDialect::getResultShardingsAttrName(),
+                    arg.getArgNumber() - 1);
+  }
+  return {};
+}
+
+NdSbpAttr sbp::getUseSharding(OpOperand &use) {
+  Operation *user = use.getOwner();
+  unsigned index = use.getOperandNumber();
+  if (auto annotate = dyn_cast<AnnotateOp>(user))
+    return annotate.getSharding();
+  if (auto boxing = dyn_cast<BoxingOp>(user))
+    return boxing.getSrc();
+  Operation *parent = user->getParentOp();
+  if (user->hasTrait<OpTrait::IsTerminator>()) {
+    if (auto func = dyn_cast_or_null<FunctionOpInterface>(parent))
+      return func.getResultAttrOfType<NdSbpAttr>(
+          index, SbpDialect::getShardingAttrName());
+    if (parent && index < parent->getNumResults())
+      return getEntry(parent, SbpDialect::getResultShardingsAttrName(), index);
+    return {};
+  }
+  return getEntry(user, SbpDialect::getOperandShardingsAttrName(), index);
+}
+
+void sbp::setOpShardings(Operation *op, ArrayRef<NdSbpAttr> operands,
+                         ArrayRef<NdSbpAttr> results) {
+  MLIRContext *ctx = op->getContext();
+  op->setAttr(SbpDialect::getOperandShardingsAttrName(),
+              toArray(ctx, operands));
+  op->setAttr(SbpDialect::getResultShardingsAttrName(), toArray(ctx, results));
+}
+
+void sbp::clearOpShardings(Operation *op) {
+  op->removeAttr(SbpDialect::getOperandShardingsAttrName());
+  op->removeAttr(SbpDialect::getResultShardingsAttrName());
+}
+
+NdSbpAttr sbp::getReplicated(MeshOp mesh) {
+  return NdSbpAttr::get(
+      mesh.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      SmallVector<SbpEntry>(mesh.getRank(), SbpEntry::broadcast()));
+}
