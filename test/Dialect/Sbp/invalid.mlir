@@ -328,3 +328,47 @@ func.func @all_to_all_same_dim_changes_shape(%x: tensor<8x4xf32>) {
   %0 = sbp.all_to_all %x on @m axes = [0] split_dim = 0 concat_dim = 0 : tensor<8x4xf32> -> tensor<2x4xf32>
   return
 }
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @axis_index_out_of_range() -> index {
+  // expected-error @+1 {{'sbp.axis_index' op mesh axis 1 is out of range for mesh @m of rank 1}}
+  %0 = sbp.axis_index @m axis = 1 : index
+  return %0 : index
+}
+
+// -----
+
+func.func @axis_index_unknown_mesh() -> index {
+  // expected-error @+1 {{'sbp.axis_index' op names unknown mesh @nowhere}}
+  %0 = sbp.axis_index @nowhere axis = 0 : index
+  return %0 : index
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @operand_shardings_count(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.operands' must be an array of 2 #sbp.nd or unit attributes}}
+  %0 = arith.addf %x, %x {sbp.operands = [#sbp.nd<@m, [B]>]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @result_shardings_entry(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.results' entry for result #0 must be an #sbp.nd or unit attribute}}
+  %0 = arith.addf %x, %x {sbp.results = [1 : i32]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @result_shardings_split_out_of_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{sharding of result #0 splits dimension 1 (mesh axis 0) of a rank-1 tensor}}
+  %0 = arith.addf %x, %x {sbp.operands = [unit, unit], sbp.results = [#sbp.nd<@m, [S(1)]>]} : tensor<4xf32>
+  return
+}

@@ -79,5 +79,7 @@ func.func @collectives(%x: tensor<4x16xf32>, %y: tensor<8x4xf32>,
   sbp.send %x on @mesh1d axes = [0] peer = 3 : tensor<4x16xf32>
   // CHECK: sbp.recv on @mesh1d axes = [0] peer = 0 : tensor<4x16xf32>
   %8 = sbp.recv on @mesh1d axes = [0] peer = 0 : tensor<4x16xf32>
+  // CHECK: sbp.axis_index @mesh2d axis = 1 : index
+  %9 = sbp.axis_index @mesh2d axis = 1 : index
   return
 }

@@ -220,6 +220,22 @@ SmallVector<int64_t> MeshOp::getCoords(int64_t device) {
 }
 
 //===----------------------------------------------------------------------===//
+// AxisIndexOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+AxisIndexOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  MeshOp mesh = lookupMesh(*this, getMeshAttr(), &symbolTable);
+  if (!mesh)
+    return emitOpError() << "names unknown mesh " << getMeshAttr();
+  if (getAxis() < 0 || getAxis() >= mesh.getRank())
+    return emitOpError() << "mesh axis " << getAxis()
+                         << " is out of range for mesh " << getMeshAttr()
+                         << " of rank " << mesh.getRank();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // AnnotateOp / BoxingOp
 //===----------------------------------------------------------------------===//
 

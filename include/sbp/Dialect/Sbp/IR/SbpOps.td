@@ -51,6 +51,25 @@ def Sbp_MeshOp : Sbp_Op<"mesh", [Symbol]> {
   }];
 }
 
+def Sbp_AxisIndexOp : Sbp_Op<"axis_index", [
+    Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "The executing device's coordinate along one mesh axis";
+  let description = [{
+    Returns the coordinate, along mesh axis `axis`, of the device running
+    the program: its rank within its group over that axis. Partitioned
+    programs use it to pick their piece of a replicated tensor.
+
+    ```mlir
+    %k = sbp.axis_index @m axis = 1 : index
+    ```
+
+    Constraints: the mesh exists and `axis` is one of its axes.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, I64Attr:$axis);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$mesh `axis` `=` $axis attr-dict `:` type($result)";
+}
+
 //===----------------------------------------------------------------------===//
 // Logical-level ops
 //===----------------------------------------------------------------------===//
