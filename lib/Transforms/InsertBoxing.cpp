@@ -45,8 +45,8 @@ struct SbpInsertBoxingPass
         else
           builder.setInsertionPointToStart(
               cast<BlockArgument>(value).getOwner());
-        result = builder.create<BoxingOp>(value.getLoc(), value,
-                                          getValueSharding(value), needed);
+        result = BoxingOp::create(builder, value.getLoc(), value,
+                                  getValueSharding(value), needed);
       }
       use->set(result);
     }

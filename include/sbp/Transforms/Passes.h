@@ -3,6 +3,9 @@
 #ifndef SBP_TRANSFORMS_PASSES_H
 #define SBP_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"

@@ -67,4 +67,36 @@ def SbpInsertBoxingPass : Pass<"sbp-insert-boxing", "ModuleOp"> {
   let dependentDialects = ["::mlir::sbp::SbpDialect"];
 }
 
+def SbpPartitionPass : Pass<"sbp-partition", "ModuleOp"> {
+  let summary = "Rewrite a laid-out program into the program each device runs";
+  let description = [{
+    Turns the logical program, with layouts recorded by `sbp-propagate` and
+    boxings inserted by `sbp-insert-boxing`, into the SPMD program every
+    device runs on its own pieces:
+
+    * function arguments and results take their local types (their
+      `sbp.sharding` stays, for the runtime);
+    * every op computes on local pieces: result types become local, and
+      `tensor.empty`, `tensor.expand_shape`, `tensor.extract_slice`,
+      `tensor.insert_slice` and split constants are rebuilt with local sizes;
+    * every `sbp.boxing` becomes the cheapest sequence of collectives and
+      local steps of the boxing table, one mesh axis at a time: all-reduce
+      for `P -> B`, reduce-scatter for `P -> S`, all-gather for `S -> B`,
+      all-to-all for `S(i) -> S(j)`, a slice at the device's offset
+      (`sbp.axis_index`) for `B -> S`, the first device keeping its copy and
+      the others zeros for `B -> P(sum)`, and the device's piece padded
+      with the reduction's neutral element for `S -> P`;
+    * `sbp.annotate` ops disappear and the recorded layouts are removed.
+
+    A dimension whose balanced pieces differ in size between devices gets a
+    dynamic local size, computed from the device's mesh coordinates.
+
+    Constraints: split dimensions of function arguments have static sizes.
+  }];
+  let dependentDialects = [
+    "::mlir::sbp::SbpDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // SBP_TRANSFORMS_PASSES_TD
