@@ -5,10 +5,14 @@
 #include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "sbp/Transforms/Passes.h"
+#include "sbp/Transforms/Pipelines.h"
 
 void mlir::sbp::registerSbpDialects(DialectRegistry &registry) {
   registry.insert<SbpDialect>();
   registerSignatureExternalModels(registry);
 }
 
-void mlir::sbp::registerSbpPassesAndPipelines() { registerSbpPasses(); }
+void mlir::sbp::registerSbpPassesAndPipelines() {
+  registerSbpPasses();
+  registerSbpPipelines();
+}
