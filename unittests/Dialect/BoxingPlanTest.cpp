@@ -97,6 +97,13 @@ TEST(BoxingPlan, SwappedSplitsGoThroughBroadcast) {
   EXPECT_EQ(kinds(plan), "1:all_gather 0:all_gather 0:slice 1:slice");
 }
 
+TEST(BoxingPlan, InnerSplitsOfTheSameDimensionAreRedone) {
+  // Axis 0 cannot re-split while axis 1 still splits dim 0 inside it:
+  // axis 1 is gathered and split again around it.
+  BoxingPlan plan = planBoxing({S(0), S(0)}, {S(1), S(0)}, {8, 12}, 4, {2, 2});
+  EXPECT_EQ(kinds(plan), "1:all_gather 0:all_gather 0:slice 1:slice");
+}
+
 TEST(BoxingPlan, UnevenPiecesCountAtTheirLargest) {
   // 10 rows over 4: the gather works on the whole 10x1 column group.
   BoxingPlan plan = planBoxing({S(0)}, {B}, {10, 1}, 4, {4});

@@ -125,12 +125,34 @@ BoxingPlan sbp::planBoxing(ArrayRef<SbpEntry> src, ArrayRef<SbpEntry> dst,
     consider(planInOrder(src, steps, shape, elementBytes, meshShape));
   } while (std::next_permutation(order.begin(), order.end()));
 
-  // Through B: un-split innermost first, then split outermost first.
-  SmallVector<std::pair<int64_t, SbpEntry>> viaBroadcast;
-  for (int64_t axis : llvm::reverse(changed))
-    viaBroadcast.emplace_back(axis, SbpEntry::broadcast());
+  // Through B: un-split innermost first, then split outermost first. Axes
+  // that keep their split but sit inside a changed axis splitting the same
+  // dimension must be undone and redone too, or the pieces would not be
+  // contiguous.
+  SmallVector<bool> redo(src.size(), false);
   for (int64_t axis : changed)
-    viaBroadcast.emplace_back(axis, dst[axis]);
+    redo[axis] = true;
+  auto splits = [](SbpEntry entry, int64_t dim) {
+    return entry.isSplit() && entry.getDim() == dim;
+  };
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int64_t inner = 0, e = src.size(); inner < e; ++inner) {
+      if (redo[inner] || !src[inner].isSplit())
+        continue;
+      int64_t dim = src[inner].getDim();
+      for (int64_t outer = 0; outer < inner && !redo[inner]; ++outer)
+        if (redo[outer] && (splits(src[outer], dim) || splits(dst[outer], dim)))
+          redo[inner] = grew = true;
+    }
+  }
+  SmallVector<std::pair<int64_t, SbpEntry>> viaBroadcast;
+  for (int64_t axis = src.size() - 1; axis >= 0; --axis)
+    if (redo[axis])
+      viaBroadcast.emplace_back(axis, SbpEntry::broadcast());
+  for (int64_t axis = 0, e = src.size(); axis < e; ++axis)
+    if (redo[axis])
+      viaBroadcast.emplace_back(axis, dst[axis]);
   consider(planInOrder(src, viaBroadcast, shape, elementBytes, meshShape));
   assert(best && "going through B is always valid");
   return *best;

@@ -50,8 +50,9 @@ struct BoxingPlan {
 /// time, in the order that sends the fewest bytes among those that are valid:
 /// when several axes split one dimension, only the innermost (last) of them
 /// can gather or re-split its pieces locally. When no direct order is valid,
-/// every changed axis goes through `B` first (innermost first) and then to
-/// its target (outermost first), which always is.
+/// every changed axis, and every axis splitting a dimension inside one of
+/// them, goes through `B` first (innermost first) and then to its target
+/// (outermost first), which always is.
 BoxingPlan planBoxing(ArrayRef<SbpEntry> src, ArrayRef<SbpEntry> dst,
                       ArrayRef<int64_t> shape, int64_t elementBytes,
                       ArrayRef<int64_t> meshShape);
