@@ -224,3 +224,69 @@ func.func @layers(%x: tensor<8x16xf32>,
   }
   return %y : tensor<8x16xf32>
 }
+
+// -----
+
+// A size-3 dimension split over 2 devices is uneven (2 + 1): its local size
+// is dynamic, and gathering it back is still one all-gather.
+// CHECK-LABEL: func.func @uneven
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>})
+// CHECK-SAME: -> (tensor<?x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>}, tensor<3x4xf32> {sbp.sharding = #sbp.nd<@m, [B]>})
+// CHECK: %[[E:.*]] = math.exp %[[X]] : tensor<?x4xf32>
+// CHECK: sbp.all_gather %{{.*}} on @m axes = [0] gather_dim = 0 : tensor<?x4xf32> -> tensor<3x4xf32>
+sbp.mesh @m shape = [2]
+func.func @uneven(%x: tensor<3x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>})
+    -> (tensor<3x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>}, tensor<3x4xf32>) {
+  %0 = math.exp %x : tensor<3x4xf32>
+  return %0, %0 : tensor<3x4xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+// A reduction split over devices starts from the bias on one device only:
+// the others start from zero, so the all-reduce adds the bias once.
+// CHECK-LABEL: func.func @bias_init
+// CHECK: %[[BIAS:.*]] = linalg.generic
+// CHECK: %[[K:.*]] = sbp.axis_index @m axis = 0 : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K]], %{{.*}} : index
+// CHECK: %[[ZEROS:.*]] = linalg.fill
+// CHECK: %[[INIT:.*]] = arith.select %[[FIRST]], %[[BIAS]], %[[ZEROS]] : tensor<8x32xf32>
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<4x32xf32>) outs(%[[INIT]] : tensor<8x32xf32>)
+// CHECK: sbp.all_reduce %[[Y]] on @m axes = [0] reduction = sum
+sbp.mesh @m shape = [4]
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+func.func @bias_init(%x: tensor<8x16xf32> {sbp.sharding = #sbp.nd<@m, [S(1)]>},
+                     %w: tensor<16x32xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>},
+                     %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %e = tensor.empty() : tensor<8x32xf32>
+  %init = linalg.generic {indexing_maps = [#col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<32xf32>) outs(%e : tensor<8x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<8x32xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%init : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
+// A max over a split dimension is partial by max, and reduced by max; the
+// init of the reduction is a valid max partial everywhere.
+// CHECK-LABEL: func.func @row_max
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<8x4xf32>) outs(%{{.*}} : tensor<8xf32>)
+// CHECK: sbp.all_reduce %{{.*}} on @m axes = [0] reduction = max : tensor<8xf32>
+sbp.mesh @m shape = [4]
+func.func @row_max(%x: tensor<8x16xf32> {sbp.sharding = #sbp.nd<@m, [S(1)]>}) -> tensor<8xf32> {
+  %ninf = arith.constant -3.4e38 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x16xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.maximumf %a, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
