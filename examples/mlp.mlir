@@ -1,11 +1,13 @@
 // A two-layer MLP written for one device: y = relu(x W1 + b1) W2.
-// The mesh names the 4 CPU ranks it will be spread over.
+// The mesh names the 4 CPU ranks it will be spread over; the one
+// annotation asks for the batch to be split (data parallelism), and sbp
+// works out the layout of everything else.
 sbp.mesh @cpu4 shape = [4] axes = ["ranks"]
 
 #map_id = affine_map<(i, j) -> (i, j)>
 #map_col = affine_map<(i, j) -> (j)>
 
-func.func @mlp(%x: tensor<32x64xf32>, %w1: tensor<64x128xf32>,
+func.func @mlp(%x: tensor<32x64xf32> {sbp.sharding = #sbp.nd<@cpu4, [S(0)]>}, %w1: tensor<64x128xf32>,
                %b1: tensor<128xf32>, %w2: tensor<128x16xf32>)
     -> tensor<32x16xf32> {
   %zero = arith.constant 0.0 : f32
