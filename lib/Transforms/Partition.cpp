@@ -42,7 +42,8 @@ private:
   }
   LogicalResult partitionSignature();
   LogicalResult partitionOp(Operation *op);
-  Value rebuild(Operation *op, ArrayRef<NdSbpAttr> results);
+  Value rebuild(Operation *op, ArrayRef<NdSbpAttr> operands,
+                ArrayRef<NdSbpAttr> results);
 
   FunctionOpInterface func;
   MeshOp mesh;
@@ -74,7 +75,8 @@ LogicalResult FunctionPartitioner::partitionSignature() {
 /// Ops whose attributes or operands encode sizes are rebuilt with local
 /// sizes; returns their replacement, or null for ops that only need their
 /// result types changed.
-Value FunctionPartitioner::rebuild(Operation *op, ArrayRef<NdSbpAttr> results) {
+Value FunctionPartitioner::rebuild(Operation *op, ArrayRef<NdSbpAttr> operands,
+                                   ArrayRef<NdSbpAttr> results) {
   Location loc = op->getLoc();
   builder.setInsertionPoint(op);
   auto globalType = [&](unsigned i) {
@@ -105,9 +107,8 @@ Value FunctionPartitioner::rebuild(Operation *op, ArrayRef<NdSbpAttr> results) {
   }
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
     // Split dimensions are taken whole: their size is the local size.
-    NdSbpAttr sourceLayout = getUseSharding(slice->getOpOperand(0));
     SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
-    for (const SbpEntry &entry : sourceLayout.getEntries())
+    for (const SbpEntry &entry : operands[0].getEntries())
       if (entry.isSplit())
         sizes[entry.getDim()] =
             localDim(loc, slice.getSource(), entry.getDim());
@@ -117,9 +118,8 @@ Value FunctionPartitioner::rebuild(Operation *op, ArrayRef<NdSbpAttr> results) {
                                           slice.getMixedStrides());
   }
   if (auto slice = dyn_cast<tensor::InsertSliceOp>(op)) {
-    NdSbpAttr destLayout = getUseSharding(slice->getOpOperand(1));
     SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
-    for (const SbpEntry &entry : destLayout.getEntries())
+    for (const SbpEntry &entry : operands[1].getEntries())
       if (entry.isSplit())
         sizes[entry.getDim()] = localDim(loc, slice.getDest(), entry.getDim());
     return tensor::InsertSliceOp::create(
@@ -148,12 +148,14 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
       op->getAttrOfType<ArrayAttr>(SbpDialect::getResultShardingsAttrName());
   if (!array)
     return success();
-  SmallVector<NdSbpAttr> results;
+  SmallVector<NdSbpAttr> operands, results;
+  for (OpOperand &operand : op->getOpOperands())
+    operands.push_back(getUseSharding(operand));
   for (unsigned i = 0, e = op->getNumResults(); i < e; ++i)
     results.push_back(getValueSharding(op->getResult(i)));
   clearOpShardings(op);
 
-  if (Value replacement = rebuild(op, results)) {
+  if (Value replacement = rebuild(op, operands, results)) {
     op->getResult(0).replaceAllUsesWith(replacement);
     op->erase();
     return success();

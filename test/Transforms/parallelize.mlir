@@ -290,3 +290,31 @@ func.func @row_max(%x: tensor<8x16xf32> {sbp.sharding = #sbp.nd<@m, [S(1)]>}) ->
   } -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// Slices keep their offsets and take split dimensions whole, at local size;
+// a call runs with its callee's layouts, its operands and results boxed to
+// and from them.
+// CHECK-LABEL: func.func @slices
+// CHECK-SAME: tensor<4x3x2xf32>
+// CHECK: tensor.extract_slice %{{.*}}[1, 0, 0] [1, 2, 2] [1, 1, 1] : tensor<4x3x2xf32> to tensor<2x2xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[2, 1, 0] [1, 2, 2] [1, 1, 1] : tensor<2x2xf32> into tensor<4x3x2xf32>
+// CHECK-LABEL: func.func @caller
+// CHECK: %[[K:.*]] = sbp.axis_index @m axis = 0 : index
+// CHECK: %[[OFF:.*]] = arith.muli %[[K]], %{{.*}} : index
+// CHECK: %[[PIECE:.*]] = tensor.extract_slice %{{.*}}[0, 0, %[[OFF]]] [4, 3, 2] [1, 1, 1] : tensor<4x3x8xf32> to tensor<4x3x2xf32>
+// CHECK: %[[R:.*]] = call @slices(%[[PIECE]]) : (tensor<4x3x2xf32>) -> tensor<4x3x2xf32>
+// CHECK: sbp.all_gather %[[R]] on @m axes = [0] gather_dim = 2 : tensor<4x3x2xf32> -> tensor<4x3x8xf32>
+sbp.mesh @m shape = [4]
+func.func @slices(%x: tensor<4x3x8xf32> {sbp.sharding = #sbp.nd<@m, [S(2)]>})
+    -> (tensor<4x3x8xf32> {sbp.sharding = #sbp.nd<@m, [S(2)]>}) {
+  %0 = tensor.extract_slice %x[1, 0, 0] [1, 2, 8] [1, 1, 1] : tensor<4x3x8xf32> to tensor<2x8xf32>
+  %1 = math.exp %0 : tensor<2x8xf32>
+  %2 = tensor.insert_slice %1 into %x[2, 1, 0] [1, 2, 8] [1, 1, 1] : tensor<2x8xf32> into tensor<4x3x8xf32>
+  return %2 : tensor<4x3x8xf32>
+}
+func.func @caller(%x: tensor<4x3x8xf32>) -> tensor<4x3x8xf32> {
+  %0 = func.call @slices(%x) : (tensor<4x3x8xf32>) -> tensor<4x3x8xf32>
+  return %0 : tensor<4x3x8xf32>
+}
