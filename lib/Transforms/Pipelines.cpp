@@ -1,10 +1,10 @@
 //===- Pipelines.cpp - sbp pass pipelines ---------------------------------===//
 
 #include "sbp/Transforms/Pipelines.h"
-#include "sbp/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "sbp/Transforms/Passes.h"
 
 using namespace mlir;
 

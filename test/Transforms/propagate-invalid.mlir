@@ -1,4 +1,11 @@
 // RUN: sbp-opt %s -split-input-file --sbp-propagate -verify-diagnostics
+// RUN: %expect-exit 1 sbp-opt %s -split-input-file --sbp-parallelize 2>&1 | FileCheck %s --check-prefix=EXIT
+
+// EXIT: propagate-invalid.mlir:{{[0-9]+}}:{{[0-9]+}}: error: conflicting annotations of one value
+// EXIT: propagate-invalid.mlir:{{[0-9]+}}:{{[0-9]+}}: error: conflicting annotations of one value
+// EXIT: propagate-invalid.mlir:{{[0-9]+}}:{{[0-9]+}}: error: mixes meshes
+// EXIT: propagate-invalid.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'sbp.annotate' op sharding of the annotated value splits dimension 2
+// EXIT: propagate-invalid.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'sbp.annotate' op sharding of the annotated value names unknown mesh @nowhere
 
 sbp.mesh @m shape = [2]
 func.func @conflicting_annotations(%x: tensor<8x4xf32>) {

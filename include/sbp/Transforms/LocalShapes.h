@@ -10,17 +10,17 @@
 #ifndef SBP_TRANSFORMS_LOCALSHAPES_H
 #define SBP_TRANSFORMS_LOCALSHAPES_H
 
-#include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
 
 namespace mlir {
 namespace sbp {
 
 /// The type every device holds for a value of `type` laid out as `entries`:
 /// dimensions whose pieces differ between devices are dynamic.
-RankedTensorType getLocalType(RankedTensorType type,
-                              ArrayRef<SbpEntry> entries, MeshOp mesh);
+RankedTensorType getLocalType(RankedTensorType type, ArrayRef<SbpEntry> entries,
+                              MeshOp mesh);
 
 /// The sizes of the executing device's piece of a tensor of static shape
 /// `global` laid out as `entries`: constants where every device's piece has
