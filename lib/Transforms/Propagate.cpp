@@ -166,6 +166,8 @@ NdSbpAttr FunctionPropagation::layoutOf(Value value) {
       return decisions[it->second].current().results[result.getResultNumber()];
     if (auto loop = dyn_cast<scf::ForOp>(op))
       return layoutOf(loop.getInitArgs()[result.getResultNumber()]);
+    if (auto boxing = dyn_cast<BoxingOp>(op))
+      return boxing.getDst();
     return replicated;
   }
   auto arg = cast<BlockArgument>(value);

@@ -105,3 +105,17 @@ func.func @no_mesh(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %0 = math.exp %x : tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
 }
+
+// -----
+
+// A boxing already in the program produces its destination layout.
+// CHECK-LABEL: func.func @given_boxing
+// CHECK: sbp.boxing
+// CHECK: math.exp %{{.*}} {sbp.operands = [#sbp.nd<@m, [S(1)]>], sbp.results = [#sbp.nd<@m, [S(1)]>]}
+sbp.mesh @m shape = [2]
+func.func @given_boxing(%x: tensor<8x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>})
+    -> (tensor<8x4xf32> {sbp.sharding = #sbp.nd<@m, [S(1)]>}) {
+  %0 = sbp.boxing %x #sbp.nd<@m, [S(0)]> -> #sbp.nd<@m, [S(1)]> : tensor<8x4xf32>
+  %1 = math.exp %0 : tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}
