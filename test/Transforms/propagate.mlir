@@ -98,16 +98,6 @@ func.func @loop(%x: tensor<8x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>}) -> ten
 
 // -----
 
-// A module without meshes is left alone.
-// CHECK-LABEL: func.func @no_mesh
-// CHECK-NOT: sbp.
-func.func @no_mesh(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  %0 = math.exp %x : tensor<8x4xf32>
-  return %0 : tensor<8x4xf32>
-}
-
-// -----
-
 // A boxing already in the program produces its destination layout.
 // CHECK-LABEL: func.func @given_boxing
 // CHECK: sbp.boxing
@@ -118,4 +108,14 @@ func.func @given_boxing(%x: tensor<8x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>}
   %0 = sbp.boxing %x #sbp.nd<@m, [S(0)]> -> #sbp.nd<@m, [S(1)]> : tensor<8x4xf32>
   %1 = math.exp %0 : tensor<8x4xf32>
   return %1 : tensor<8x4xf32>
+}
+
+// -----
+
+// A module without meshes is left alone.
+// CHECK-LABEL: func.func @no_mesh
+// CHECK-NOT: sbp.
+func.func @no_mesh(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = math.exp %x : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
 }
