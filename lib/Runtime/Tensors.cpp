@@ -1,0 +1,137 @@
+//===- Tensors.cpp - Copying and reducing boxes of dense tensors ----------===//
+
+#include "Tensors.h"
+#include <algorithm>
+#include <cstring>
+
+using namespace sbp::runtime;
+
+extern "C" int64_t sbp_dtype_size(sbp_dtype dtype) {
+  switch (dtype) {
+  case SBP_F32:
+  case SBP_I32:
+    return 4;
+  case SBP_F64:
+  case SBP_I64:
+    return 8;
+  case SBP_I8:
+    return 1;
+  }
+  return 0;
+}
+
+namespace {
+
+/// Calls `row(srcIndex, dstIndex, length)` for every innermost row of the
+/// box, with element indices into the two tensors.
+template <typename Fn>
+void forEachRow(const sbp_tensor &src, const std::vector<int64_t> &from,
+                const sbp_tensor &dst, const std::vector<int64_t> &to,
+                const std::vector<int64_t> &size, Fn row) {
+  int64_t rank = static_cast<int64_t>(size.size());
+  if (rank == 0) {
+    row(0, 0, 1);
+    return;
+  }
+  for (int64_t extent : size)
+    if (extent == 0)
+      return;
+  std::vector<int64_t> index(rank, 0);
+  while (true) {
+    int64_t s = 0, d = 0;
+    for (int64_t i = 0; i < rank; ++i) {
+      s = s * src.shape[i] + from[i] + index[i];
+      d = d * dst.shape[i] + to[i] + index[i];
+    }
+    row(s, d, size[rank - 1]);
+    // Next row: odometer over all but the last dimension.
+    int64_t i = rank - 2;
+    while (i >= 0 && ++index[i] == size[i])
+      index[i--] = 0;
+    if (i < 0)
+      return;
+  }
+}
+
+template <typename T>
+void reduceRow(const T *src, T *dst, int64_t n, sbp_reduction kind) {
+  switch (kind) {
+  case SBP_SUM:
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] += src[i];
+    return;
+  case SBP_MAX:
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = std::max(dst[i], src[i]);
+    return;
+  case SBP_MIN:
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = std::min(dst[i], src[i]);
+    return;
+  }
+}
+
+template <typename T>
+void reduceBoxAs(const sbp_tensor &src, const std::vector<int64_t> &from,
+                 sbp_tensor &dst, const std::vector<int64_t> &to,
+                 const std::vector<int64_t> &size, sbp_reduction kind) {
+  const T *s = static_cast<const T *>(src.data);
+  T *d = static_cast<T *>(dst.data);
+  forEachRow(src, from, dst, to, size, [&](int64_t si, int64_t di, int64_t n) {
+    reduceRow(s + si, d + di, n, kind);
+  });
+}
+
+} // namespace
+
+Box sbp::runtime::wholeBox(const sbp_tensor &t) {
+  return {std::vector<int64_t>(t.rank, 0),
+          std::vector<int64_t>(t.shape, t.shape + t.rank)};
+}
+
+int64_t sbp::runtime::numElements(const sbp_tensor &t) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < t.rank; ++i)
+    n *= t.shape[i];
+  return n;
+}
+
+int64_t sbp::runtime::pieceOffset(int64_t size, int64_t parts,
+                                  int64_t index) {
+  return index * (size / parts) + std::min(index, size % parts);
+}
+
+int64_t sbp::runtime::pieceSize(int64_t size, int64_t parts, int64_t index) {
+  return size / parts + (index < size % parts ? 1 : 0);
+}
+
+void sbp::runtime::copyBox(const sbp_tensor &src,
+                           const std::vector<int64_t> &from, sbp_tensor &dst,
+                           const std::vector<int64_t> &to,
+                           const std::vector<int64_t> &size) {
+  int64_t bytes = sbp_dtype_size(src.dtype);
+  const char *s = static_cast<const char *>(src.data);
+  char *d = static_cast<char *>(dst.data);
+  forEachRow(src, from, dst, to, size, [&](int64_t si, int64_t di, int64_t n) {
+    std::memcpy(d + di * bytes, s + si * bytes, n * bytes);
+  });
+}
+
+void sbp::runtime::reduceBox(const sbp_tensor &src,
+                             const std::vector<int64_t> &from, sbp_tensor &dst,
+                             const std::vector<int64_t> &to,
+                             const std::vector<int64_t> &size,
+                             sbp_reduction kind) {
+  switch (src.dtype) {
+  case SBP_F32:
+    return reduceBoxAs<float>(src, from, dst, to, size, kind);
+  case SBP_F64:
+    return reduceBoxAs<double>(src, from, dst, to, size, kind);
+  case SBP_I32:
+    return reduceBoxAs<int32_t>(src, from, dst, to, size, kind);
+  case SBP_I64:
+    return reduceBoxAs<int64_t>(src, from, dst, to, size, kind);
+  case SBP_I8:
+    return reduceBoxAs<int8_t>(src, from, dst, to, size, kind);
+  }
+}

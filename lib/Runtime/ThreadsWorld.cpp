@@ -1,0 +1,441 @@
+//===- ThreadsWorld.cpp - Ranks as threads of one process -----------------===//
+//
+// Every collective is a rendezvous of its group: each rank posts its input,
+// waits for the others, reads what it needs straight from their memory into
+// its own output, and waits again so that nobody changes an input that a
+// peer may still read. Waits are bounded by the world's timeout; the first
+// failure stops every rank of the world.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tensors.h"
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+using namespace sbp::runtime;
+
+namespace {
+
+/// The ranks of one collective group and their rendezvous state.
+struct Group {
+  std::vector<int64_t> members;
+  std::vector<const sbp_tensor *> posted;
+  std::vector<bool> arrived;
+  int64_t numArrived = 0;
+  uint64_t generation = 0;
+};
+
+/// A message in flight between two ranks.
+struct Message {
+  std::vector<int64_t> shape;
+  std::vector<char> data;
+};
+
+std::string describeAxes(const int64_t *axes, int64_t numAxes) {
+  std::ostringstream os;
+  os << "[";
+  for (int64_t i = 0; i < numAxes; ++i)
+    os << (i ? ", " : "") << axes[i];
+  os << "]";
+  return os.str();
+}
+
+} // namespace
+
+struct sbp_comm {
+  sbp_world *world;
+  int64_t rank;
+  std::vector<int64_t> coords;
+};
+
+struct sbp_world {
+  std::vector<int64_t> meshShape;
+  std::chrono::duration<double> timeout;
+  std::vector<std::unique_ptr<sbp_comm>> comms;
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::string error;
+  std::map<std::vector<int64_t>, std::unique_ptr<Group>> groups;
+  std::map<std::pair<int64_t, int64_t>, std::deque<Message>> mail;
+
+  /// Records the first failure and wakes every waiting rank. Needs `mutex`.
+  void fail(const std::string &message) {
+    if (error.empty())
+      error = message;
+    changed.notify_all();
+  }
+
+  /// The group of `comm` over `axes`, or null for invalid axes. Needs
+  /// `mutex`.
+  Group *getGroup(const sbp_comm &comm, const int64_t *axes, int64_t numAxes,
+                  int64_t &index);
+
+  /// Waits until every member of `group` arrived at this rendezvous. A
+  /// non-null `posted` is published to the group first; the closing
+  /// rendezvous of a collective posts nothing, since peers may still be
+  /// reading.
+  int rendezvous(std::unique_lock<std::mutex> &lock, Group &group,
+                 int64_t index, const sbp_tensor *posted, int64_t rank,
+                 const char *op);
+};
+
+Group *sbp_world::getGroup(const sbp_comm &comm, const int64_t *axes,
+                           int64_t numAxes, int64_t &index) {
+  int64_t meshRank = static_cast<int64_t>(meshShape.size());
+  std::vector<bool> inGroup(meshRank, false);
+  for (int64_t i = 0; i < numAxes; ++i) {
+    if (axes[i] < 0 || axes[i] >= meshRank || inGroup[axes[i]])
+      return nullptr;
+    inGroup[axes[i]] = true;
+  }
+  // Key: the axes, then this rank's coordinates on the other axes.
+  std::vector<int64_t> key(axes, axes + numAxes);
+  key.push_back(-1);
+  for (int64_t a = 0; a < meshRank; ++a)
+    if (!inGroup[a])
+      key.push_back(comm.coords[a]);
+  index = 0;
+  for (int64_t i = 0; i < numAxes; ++i)
+    index = index * meshShape[axes[i]] + comm.coords[axes[i]];
+
+  std::unique_ptr<Group> &group = groups[key];
+  if (!group) {
+    group = std::make_unique<Group>();
+    int64_t size = 1;
+    for (int64_t i = 0; i < numAxes; ++i)
+      size *= meshShape[axes[i]];
+    for (int64_t member = 0; member < size; ++member) {
+      std::vector<int64_t> coords = comm.coords;
+      for (int64_t i = numAxes - 1, rest = member; i >= 0; --i) {
+        coords[axes[i]] = rest % meshShape[axes[i]];
+        rest /= meshShape[axes[i]];
+      }
+      int64_t rank = 0;
+      for (int64_t a = 0; a < meshRank; ++a)
+        rank = rank * meshShape[a] + coords[a];
+      group->members.push_back(rank);
+    }
+    group->posted.assign(size, nullptr);
+    group->arrived.assign(size, false);
+  }
+  return group.get();
+}
+
+int sbp_world::rendezvous(std::unique_lock<std::mutex> &lock, Group &group,
+                          int64_t index, const sbp_tensor *posted,
+                          int64_t rank, const char *op) {
+  if (!error.empty())
+    return SBP_ERR_ABORTED;
+  if (posted)
+    group.posted[index] = posted;
+  group.arrived[index] = true;
+  uint64_t generation = group.generation;
+  if (++group.numArrived == static_cast<int64_t>(group.members.size())) {
+    group.numArrived = 0;
+    group.arrived.assign(group.members.size(), false);
+    ++group.generation;
+    changed.notify_all();
+    return SBP_OK;
+  }
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
+  while (group.generation == generation) {
+    if (!error.empty())
+      return SBP_ERR_ABORTED;
+    if (changed.wait_until(lock, deadline) == std::cv_status::timeout &&
+        group.generation == generation) {
+      std::ostringstream os;
+      os << "rank " << rank << ": " << op << ": timed out after "
+         << timeout.count() << " s waiting for rank";
+      const char *sep = " ";
+      for (size_t i = 0; i < group.members.size(); ++i)
+        if (!group.arrived[i]) {
+          os << sep << group.members[i];
+          sep = ", ";
+        }
+      fail(os.str());
+      return SBP_ERR_TIMEOUT;
+    }
+  }
+  return SBP_OK;
+}
+
+namespace {
+
+/// Runs one collective: rendezvous, `body` reading the peers' posted
+/// tensors, rendezvous again.
+template <typename Body>
+int collective(sbp_comm *comm, const char *op, const int64_t *axes,
+               int64_t numAxes, const sbp_tensor *posted, Body body) {
+  sbp_world &world = *comm->world;
+  std::unique_lock<std::mutex> lock(world.mutex);
+  int64_t index = 0;
+  Group *group = world.getGroup(*comm, axes, numAxes, index);
+  if (!group) {
+    world.fail("rank " + std::to_string(comm->rank) + ": " + op +
+               ": invalid mesh axes " + describeAxes(axes, numAxes));
+    return SBP_ERR_INVALID;
+  }
+  if (int status =
+          world.rendezvous(lock, *group, index, posted, comm->rank, op))
+    return status;
+  lock.unlock();
+  std::string problem = body(*group, index);
+  lock.lock();
+  if (!problem.empty()) {
+    world.fail("rank " + std::to_string(comm->rank) + ": " + op + ": " +
+               problem);
+    return SBP_ERR_INVALID;
+  }
+  return world.rendezvous(lock, *group, index, nullptr, comm->rank, op);
+}
+
+bool sameShapeExcept(const sbp_tensor &a, const sbp_tensor &b, int64_t dim) {
+  if (a.rank != b.rank || a.dtype != b.dtype)
+    return false;
+  for (int64_t i = 0; i < a.rank; ++i)
+    if (i != dim && a.shape[i] != b.shape[i])
+      return false;
+  return true;
+}
+
+} // namespace
+
+extern "C" {
+
+sbp_world *sbp_threads_world_create(const int64_t *meshShape, int64_t meshRank,
+                                    double timeoutSeconds) {
+  auto *world = new sbp_world;
+  world->meshShape.assign(meshShape, meshShape + meshRank);
+  world->timeout = std::chrono::duration<double>(timeoutSeconds);
+  int64_t size = 1;
+  for (int64_t s : world->meshShape)
+    size *= s;
+  for (int64_t rank = 0; rank < size; ++rank) {
+    auto comm = std::make_unique<sbp_comm>();
+    comm->world = world;
+    comm->rank = rank;
+    comm->coords.resize(meshRank);
+    for (int64_t a = meshRank - 1, rest = rank; a >= 0; --a) {
+      comm->coords[a] = rest % meshShape[a];
+      rest /= meshShape[a];
+    }
+    world->comms.push_back(std::move(comm));
+  }
+  return world;
+}
+
+void sbp_world_destroy(sbp_world *world) { delete world; }
+
+int64_t sbp_world_size(const sbp_world *world) {
+  return static_cast<int64_t>(world->comms.size());
+}
+
+const char *sbp_world_error(const sbp_world *world) {
+  auto *w = const_cast<sbp_world *>(world);
+  std::lock_guard<std::mutex> lock(w->mutex);
+  return w->error.empty() ? nullptr : w->error.c_str();
+}
+
+sbp_comm *sbp_world_comm(sbp_world *world, int64_t rank) {
+  if (rank < 0 || rank >= sbp_world_size(world))
+    return nullptr;
+  return world->comms[rank].get();
+}
+
+int64_t sbp_comm_rank(const sbp_comm *comm) { return comm->rank; }
+
+int64_t sbp_comm_axis_index(const sbp_comm *comm, int64_t axis) {
+  return comm->coords.at(axis);
+}
+
+void sbp_comm_abort(sbp_comm *comm, const char *reason) {
+  std::lock_guard<std::mutex> lock(comm->world->mutex);
+  comm->world->fail("rank " + std::to_string(comm->rank) + ": " + reason);
+}
+
+int sbp_all_reduce(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
+                   const sbp_tensor *in, sbp_tensor *out, sbp_reduction kind) {
+  return collective(
+      comm, "all_reduce", axes, numAxes, in,
+      [&](Group &group, int64_t) -> std::string {
+        if (!sameShapeExcept(*in, *out, -1))
+          return "output shape differs from input shape";
+        Box box = wholeBox(*out);
+        for (size_t j = 0; j < group.posted.size(); ++j) {
+          const sbp_tensor &peer = *group.posted[j];
+          if (!sameShapeExcept(peer, *out, -1))
+            return "rank " + std::to_string(group.members[j]) +
+                   " has a different shape";
+          if (j == 0)
+            copyBox(peer, box.offset, *out, box.offset, box.size);
+          else
+            reduceBox(peer, box.offset, *out, box.offset, box.size, kind);
+        }
+        return "";
+      });
+}
+
+int sbp_all_gather(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
+                   const sbp_tensor *in, sbp_tensor *out, int64_t dim) {
+  return collective(
+      comm, "all_gather", axes, numAxes, in,
+      [&](Group &group, int64_t) -> std::string {
+        if (dim < 0 || dim >= out->rank)
+          return "gather dimension out of range";
+        std::vector<int64_t> to(out->rank, 0);
+        for (size_t j = 0; j < group.posted.size(); ++j) {
+          const sbp_tensor &peer = *group.posted[j];
+          if (!sameShapeExcept(peer, *out, dim) ||
+              to[dim] + peer.shape[dim] > out->shape[dim])
+            return "pieces do not fit the output shape";
+          Box box = wholeBox(peer);
+          copyBox(peer, box.offset, *out, to, box.size);
+          to[dim] += peer.shape[dim];
+        }
+        if (to[dim] != out->shape[dim])
+          return "pieces do not fill the output shape";
+        return "";
+      });
+}
+
+int sbp_reduce_scatter(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
+                       const sbp_tensor *in, sbp_tensor *out, int64_t dim,
+                       sbp_reduction kind) {
+  return collective(
+      comm, "reduce_scatter", axes, numAxes, in,
+      [&](Group &group, int64_t index) -> std::string {
+        if (dim < 0 || dim >= in->rank || !sameShapeExcept(*in, *out, dim))
+          return "output shape does not match the input";
+        int64_t parts = static_cast<int64_t>(group.posted.size());
+        Box piece = wholeBox(*in);
+        piece.offset[dim] = pieceOffset(in->shape[dim], parts, index);
+        piece.size[dim] = pieceSize(in->shape[dim], parts, index);
+        if (piece.size[dim] != out->shape[dim])
+          return "output is not this rank's piece";
+        std::vector<int64_t> zero(out->rank, 0);
+        for (size_t j = 0; j < group.posted.size(); ++j) {
+          const sbp_tensor &peer = *group.posted[j];
+          if (!sameShapeExcept(peer, *in, -1))
+            return "rank " + std::to_string(group.members[j]) +
+                   " has a different shape";
+          if (j == 0)
+            copyBox(peer, piece.offset, *out, zero, piece.size);
+          else
+            reduceBox(peer, piece.offset, *out, zero, piece.size, kind);
+        }
+        return "";
+      });
+}
+
+int sbp_all_to_all(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
+                   const sbp_tensor *in, sbp_tensor *out, int64_t splitDim,
+                   int64_t concatDim) {
+  return collective(
+      comm, "all_to_all", axes, numAxes, in,
+      [&](Group &group, int64_t index) -> std::string {
+        if (splitDim < 0 || splitDim >= in->rank || concatDim < 0 ||
+            concatDim >= in->rank || in->rank != out->rank)
+          return "dimensions out of range";
+        int64_t parts = static_cast<int64_t>(group.posted.size());
+        std::vector<int64_t> to(out->rank, 0);
+        for (size_t j = 0; j < group.posted.size(); ++j) {
+          const sbp_tensor &peer = *group.posted[j];
+          Box piece = wholeBox(peer);
+          piece.offset[splitDim] =
+              pieceOffset(peer.shape[splitDim], parts, index);
+          piece.size[splitDim] = pieceSize(peer.shape[splitDim], parts, index);
+          for (int64_t d = 0; d < out->rank; ++d)
+            if (to[d] + piece.size[d] > out->shape[d])
+              return "pieces do not fit the output shape";
+          copyBox(peer, piece.offset, *out, to, piece.size);
+          to[concatDim] += piece.size[concatDim];
+        }
+        return "";
+      });
+}
+
+int sbp_broadcast(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
+                  const sbp_tensor *in, sbp_tensor *out, int64_t root) {
+  return collective(comm, "broadcast", axes, numAxes, in,
+                    [&](Group &group, int64_t) -> std::string {
+                      if (root < 0 ||
+                          root >= static_cast<int64_t>(group.posted.size()))
+                        return "root is not a rank of the group";
+                      const sbp_tensor &source = *group.posted[root];
+                      if (!sameShapeExcept(source, *out, -1))
+                        return "output shape differs from the root's";
+                      Box box = wholeBox(*out);
+                      copyBox(source, box.offset, *out, box.offset, box.size);
+                      return "";
+                    });
+}
+
+int sbp_send(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
+             const sbp_tensor *in, int64_t peer) {
+  sbp_world &world = *comm->world;
+  std::lock_guard<std::mutex> lock(world.mutex);
+  if (!world.error.empty())
+    return SBP_ERR_ABORTED;
+  int64_t index = 0;
+  Group *group = world.getGroup(*comm, axes, numAxes, index);
+  if (!group || peer < 0 || peer >= static_cast<int64_t>(group->members.size())) {
+    world.fail("rank " + std::to_string(comm->rank) + ": send: invalid peer");
+    return SBP_ERR_INVALID;
+  }
+  Message message;
+  message.shape.assign(in->shape, in->shape + in->rank);
+  const char *data = static_cast<const char *>(in->data);
+  message.data.assign(data, data + numElements(*in) * sbp_dtype_size(in->dtype));
+  world.mail[{comm->rank, group->members[peer]}].push_back(std::move(message));
+  world.changed.notify_all();
+  return SBP_OK;
+}
+
+int sbp_recv(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
+             sbp_tensor *out, int64_t peer) {
+  sbp_world &world = *comm->world;
+  std::unique_lock<std::mutex> lock(world.mutex);
+  int64_t index = 0;
+  Group *group = world.getGroup(*comm, axes, numAxes, index);
+  if (!group || peer < 0 || peer >= static_cast<int64_t>(group->members.size())) {
+    world.fail("rank " + std::to_string(comm->rank) + ": recv: invalid peer");
+    return SBP_ERR_INVALID;
+  }
+  int64_t from = group->members[peer];
+  std::deque<Message> &queue = world.mail[{from, comm->rank}];
+  auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::nanoseconds>(world.timeout);
+  while (queue.empty()) {
+    if (!world.error.empty())
+      return SBP_ERR_ABORTED;
+    if (world.changed.wait_until(lock, deadline) == std::cv_status::timeout &&
+        queue.empty()) {
+      std::ostringstream os;
+      os << "rank " << comm->rank << ": recv: timed out after "
+         << world.timeout.count() << " s waiting for rank " << from;
+      world.fail(os.str());
+      return SBP_ERR_TIMEOUT;
+    }
+  }
+  Message message = std::move(queue.front());
+  queue.pop_front();
+  if (message.shape != std::vector<int64_t>(out->shape, out->shape + out->rank)) {
+    world.fail("rank " + std::to_string(comm->rank) + ": recv: the message from rank " +
+               std::to_string(from) + " has another shape");
+    return SBP_ERR_INVALID;
+  }
+  std::copy(message.data.begin(), message.data.end(),
+            static_cast<char *>(out->data));
+  return SBP_OK;
+}
+
+} // extern "C"
