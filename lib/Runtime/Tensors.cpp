@@ -82,7 +82,67 @@ void reduceBoxAs(const sbp_tensor &src, const std::vector<int64_t> &from,
   });
 }
 
+template <typename T, typename Op>
+void reduceToAllAs(const std::vector<const sbp_tensor *> &inputs,
+                   const std::vector<sbp_tensor *> &outputs, int64_t begin,
+                   int64_t count, Op op) {
+  // Blocks small enough to stay in cache between the reduction and the
+  // copies to the other outputs.
+  constexpr int64_t kBlock = 4096;
+  std::vector<T> acc(std::min(count, kBlock));
+  for (int64_t start = begin; start < begin + count; start += kBlock) {
+    int64_t n = std::min(kBlock, begin + count - start);
+    const T *first = static_cast<const T *>(inputs[0]->data) + start;
+    std::copy(first, first + n, acc.begin());
+    for (size_t j = 1; j < inputs.size(); ++j) {
+      const T *in = static_cast<const T *>(inputs[j]->data) + start;
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] = op(acc[i], in[i]);
+    }
+    for (sbp_tensor *out : outputs)
+      std::copy(acc.begin(), acc.begin() + n,
+                static_cast<T *>(out->data) + start);
+  }
+}
+
+template <typename T>
+void reduceToAllAs(const std::vector<const sbp_tensor *> &inputs,
+                   const std::vector<sbp_tensor *> &outputs, int64_t begin,
+                   int64_t count, sbp_reduction kind) {
+  switch (kind) {
+  case SBP_SUM:
+    return reduceToAllAs<T>(inputs, outputs, begin, count,
+                            [](T a, T b) { return a + b; });
+  case SBP_MAX:
+    return reduceToAllAs<T>(inputs, outputs, begin, count,
+                            [](T a, T b) { return std::max(a, b); });
+  case SBP_MIN:
+    return reduceToAllAs<T>(inputs, outputs, begin, count,
+                            [](T a, T b) { return std::min(a, b); });
+  }
+}
+
 } // namespace
+
+void sbp::runtime::reduceToAll(const std::vector<const sbp_tensor *> &inputs,
+                               const std::vector<sbp_tensor *> &outputs,
+                               int64_t begin, int64_t count,
+                               sbp_reduction kind) {
+  if (count <= 0)
+    return;
+  switch (inputs[0]->dtype) {
+  case SBP_F32:
+    return reduceToAllAs<float>(inputs, outputs, begin, count, kind);
+  case SBP_F64:
+    return reduceToAllAs<double>(inputs, outputs, begin, count, kind);
+  case SBP_I32:
+    return reduceToAllAs<int32_t>(inputs, outputs, begin, count, kind);
+  case SBP_I64:
+    return reduceToAllAs<int64_t>(inputs, outputs, begin, count, kind);
+  case SBP_I8:
+    return reduceToAllAs<int8_t>(inputs, outputs, begin, count, kind);
+  }
+}
 
 Box sbp::runtime::wholeBox(const sbp_tensor &t) {
   return {std::vector<int64_t>(t.rank, 0),
@@ -96,8 +156,7 @@ int64_t sbp::runtime::numElements(const sbp_tensor &t) {
   return n;
 }
 
-int64_t sbp::runtime::pieceOffset(int64_t size, int64_t parts,
-                                  int64_t index) {
+int64_t sbp::runtime::pieceOffset(int64_t size, int64_t parts, int64_t index) {
   return index * (size / parts) + std::min(index, size % parts);
 }
 

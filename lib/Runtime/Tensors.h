@@ -42,6 +42,13 @@ void reduceBox(const sbp_tensor &src, const std::vector<int64_t> &from,
                sbp_tensor &dst, const std::vector<int64_t> &to,
                const std::vector<int64_t> &size, sbp_reduction kind);
 
+/// Reduces elements [begin, begin + count) of the flattened `inputs` with
+/// `kind` and writes the result to the same elements of every one of
+/// `outputs`, in one pass.
+void reduceToAll(const std::vector<const sbp_tensor *> &inputs,
+                 const std::vector<sbp_tensor *> &outputs, int64_t begin,
+                 int64_t count, sbp_reduction kind);
+
 } // namespace sbp::runtime
 
 #endif // SBP_RUNTIME_TENSORS_H

@@ -26,6 +26,8 @@ namespace {
 struct Group {
   std::vector<int64_t> members;
   std::vector<const sbp_tensor *> posted;
+  /// Outputs, for collectives that write into their peers' results.
+  std::vector<sbp_tensor *> outputs;
   std::vector<bool> arrived;
   int64_t numArrived = 0;
   uint64_t generation = 0;
@@ -82,8 +84,8 @@ struct sbp_world {
   /// rendezvous of a collective posts nothing, since peers may still be
   /// reading.
   int rendezvous(std::unique_lock<std::mutex> &lock, Group &group,
-                 int64_t index, const sbp_tensor *posted, int64_t rank,
-                 const char *op);
+                 int64_t index, const sbp_tensor *posted, sbp_tensor *output,
+                 int64_t rank, const char *op);
 };
 
 Group *sbp_world::getGroup(const sbp_comm &comm, const int64_t *axes,
@@ -123,6 +125,7 @@ Group *sbp_world::getGroup(const sbp_comm &comm, const int64_t *axes,
       group->members.push_back(rank);
     }
     group->posted.assign(size, nullptr);
+    group->outputs.assign(size, nullptr);
     group->arrived.assign(size, false);
   }
   return group.get();
@@ -130,11 +133,13 @@ Group *sbp_world::getGroup(const sbp_comm &comm, const int64_t *axes,
 
 int sbp_world::rendezvous(std::unique_lock<std::mutex> &lock, Group &group,
                           int64_t index, const sbp_tensor *posted,
-                          int64_t rank, const char *op) {
+                          sbp_tensor *output, int64_t rank, const char *op) {
   if (!error.empty())
     return SBP_ERR_ABORTED;
-  if (posted)
+  if (posted) {
     group.posted[index] = posted;
+    group.outputs[index] = output;
+  }
   group.arrived[index] = true;
   uint64_t generation = group.generation;
   if (++group.numArrived == static_cast<int64_t>(group.members.size())) {
@@ -173,7 +178,8 @@ namespace {
 /// tensors, rendezvous again.
 template <typename Body>
 int collective(sbp_comm *comm, const char *op, const int64_t *axes,
-               int64_t numAxes, const sbp_tensor *posted, Body body) {
+               int64_t numAxes, const sbp_tensor *posted, sbp_tensor *output,
+               Body body) {
   sbp_world &world = *comm->world;
   std::unique_lock<std::mutex> lock(world.mutex);
   int64_t index = 0;
@@ -184,7 +190,7 @@ int collective(sbp_comm *comm, const char *op, const int64_t *axes,
     return SBP_ERR_INVALID;
   }
   if (int status =
-          world.rendezvous(lock, *group, index, posted, comm->rank, op))
+          world.rendezvous(lock, *group, index, posted, output, comm->rank, op))
     return status;
   lock.unlock();
   std::string problem = body(*group, index);
@@ -194,7 +200,8 @@ int collective(sbp_comm *comm, const char *op, const int64_t *axes,
                problem);
     return SBP_ERR_INVALID;
   }
-  return world.rendezvous(lock, *group, index, nullptr, comm->rank, op);
+  return world.rendezvous(lock, *group, index, nullptr, nullptr, comm->rank,
+                          op);
 }
 
 bool sameShapeExcept(const sbp_tensor &a, const sbp_tensor &b, int64_t dim) {
@@ -263,54 +270,51 @@ void sbp_comm_abort(sbp_comm *comm, const char *reason) {
 
 int sbp_all_reduce(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
                    const sbp_tensor *in, sbp_tensor *out, sbp_reduction kind) {
-  return collective(
-      comm, "all_reduce", axes, numAxes, in,
-      [&](Group &group, int64_t) -> std::string {
-        if (!sameShapeExcept(*in, *out, -1))
-          return "output shape differs from input shape";
-        Box box = wholeBox(*out);
-        for (size_t j = 0; j < group.posted.size(); ++j) {
-          const sbp_tensor &peer = *group.posted[j];
-          if (!sameShapeExcept(peer, *out, -1))
-            return "rank " + std::to_string(group.members[j]) +
-                   " has a different shape";
-          if (j == 0)
-            copyBox(peer, box.offset, *out, box.offset, box.size);
-          else
-            reduceBox(peer, box.offset, *out, box.offset, box.size, kind);
-        }
-        return "";
-      });
+  // Each rank reduces its balanced share of the elements once and writes it
+  // into every rank's output: every element is read once per input and
+  // written once per output, over all ranks together.
+  return collective(comm, "all_reduce", axes, numAxes, in, out,
+                    [&](Group &group, int64_t index) -> std::string {
+                      for (size_t j = 0; j < group.posted.size(); ++j)
+                        if (!sameShapeExcept(*group.posted[j], *in, -1) ||
+                            !sameShapeExcept(*group.outputs[j], *in, -1))
+                          return "rank " + std::to_string(group.members[j]) +
+                                 " has a different shape";
+                      int64_t n = numElements(*in), parts = group.posted.size();
+                      reduceToAll(group.posted, group.outputs,
+                                  pieceOffset(n, parts, index),
+                                  pieceSize(n, parts, index), kind);
+                      return "";
+                    });
 }
 
 int sbp_all_gather(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
                    const sbp_tensor *in, sbp_tensor *out, int64_t dim) {
-  return collective(
-      comm, "all_gather", axes, numAxes, in,
-      [&](Group &group, int64_t) -> std::string {
-        if (dim < 0 || dim >= out->rank)
-          return "gather dimension out of range";
-        std::vector<int64_t> to(out->rank, 0);
-        for (size_t j = 0; j < group.posted.size(); ++j) {
-          const sbp_tensor &peer = *group.posted[j];
-          if (!sameShapeExcept(peer, *out, dim) ||
-              to[dim] + peer.shape[dim] > out->shape[dim])
-            return "pieces do not fit the output shape";
-          Box box = wholeBox(peer);
-          copyBox(peer, box.offset, *out, to, box.size);
-          to[dim] += peer.shape[dim];
-        }
-        if (to[dim] != out->shape[dim])
-          return "pieces do not fill the output shape";
-        return "";
-      });
+  return collective(comm, "all_gather", axes, numAxes, in, out,
+                    [&](Group &group, int64_t) -> std::string {
+                      if (dim < 0 || dim >= out->rank)
+                        return "gather dimension out of range";
+                      std::vector<int64_t> to(out->rank, 0);
+                      for (size_t j = 0; j < group.posted.size(); ++j) {
+                        const sbp_tensor &peer = *group.posted[j];
+                        if (!sameShapeExcept(peer, *out, dim) ||
+                            to[dim] + peer.shape[dim] > out->shape[dim])
+                          return "pieces do not fit the output shape";
+                        Box box = wholeBox(peer);
+                        copyBox(peer, box.offset, *out, to, box.size);
+                        to[dim] += peer.shape[dim];
+                      }
+                      if (to[dim] != out->shape[dim])
+                        return "pieces do not fill the output shape";
+                      return "";
+                    });
 }
 
 int sbp_reduce_scatter(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
                        const sbp_tensor *in, sbp_tensor *out, int64_t dim,
                        sbp_reduction kind) {
   return collective(
-      comm, "reduce_scatter", axes, numAxes, in,
+      comm, "reduce_scatter", axes, numAxes, in, out,
       [&](Group &group, int64_t index) -> std::string {
         if (dim < 0 || dim >= in->rank || !sameShapeExcept(*in, *out, dim))
           return "output shape does not match the input";
@@ -339,7 +343,7 @@ int sbp_all_to_all(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
                    const sbp_tensor *in, sbp_tensor *out, int64_t splitDim,
                    int64_t concatDim) {
   return collective(
-      comm, "all_to_all", axes, numAxes, in,
+      comm, "all_to_all", axes, numAxes, in, out,
       [&](Group &group, int64_t index) -> std::string {
         if (splitDim < 0 || splitDim >= in->rank || concatDim < 0 ||
             concatDim >= in->rank || in->rank != out->rank)
@@ -364,7 +368,7 @@ int sbp_all_to_all(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
 
 int sbp_broadcast(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
                   const sbp_tensor *in, sbp_tensor *out, int64_t root) {
-  return collective(comm, "broadcast", axes, numAxes, in,
+  return collective(comm, "broadcast", axes, numAxes, in, out,
                     [&](Group &group, int64_t) -> std::string {
                       if (root < 0 ||
                           root >= static_cast<int64_t>(group.posted.size()))
@@ -386,14 +390,16 @@ int sbp_send(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
     return SBP_ERR_ABORTED;
   int64_t index = 0;
   Group *group = world.getGroup(*comm, axes, numAxes, index);
-  if (!group || peer < 0 || peer >= static_cast<int64_t>(group->members.size())) {
+  if (!group || peer < 0 ||
+      peer >= static_cast<int64_t>(group->members.size())) {
     world.fail("rank " + std::to_string(comm->rank) + ": send: invalid peer");
     return SBP_ERR_INVALID;
   }
   Message message;
   message.shape.assign(in->shape, in->shape + in->rank);
   const char *data = static_cast<const char *>(in->data);
-  message.data.assign(data, data + numElements(*in) * sbp_dtype_size(in->dtype));
+  message.data.assign(data,
+                      data + numElements(*in) * sbp_dtype_size(in->dtype));
   world.mail[{comm->rank, group->members[peer]}].push_back(std::move(message));
   world.changed.notify_all();
   return SBP_OK;
@@ -405,7 +411,8 @@ int sbp_recv(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
   std::unique_lock<std::mutex> lock(world.mutex);
   int64_t index = 0;
   Group *group = world.getGroup(*comm, axes, numAxes, index);
-  if (!group || peer < 0 || peer >= static_cast<int64_t>(group->members.size())) {
+  if (!group || peer < 0 ||
+      peer >= static_cast<int64_t>(group->members.size())) {
     world.fail("rank " + std::to_string(comm->rank) + ": recv: invalid peer");
     return SBP_ERR_INVALID;
   }
@@ -428,9 +435,11 @@ int sbp_recv(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
   }
   Message message = std::move(queue.front());
   queue.pop_front();
-  if (message.shape != std::vector<int64_t>(out->shape, out->shape + out->rank)) {
-    world.fail("rank " + std::to_string(comm->rank) + ": recv: the message from rank " +
-               std::to_string(from) + " has another shape");
+  if (message.shape !=
+      std::vector<int64_t>(out->shape, out->shape + out->rank)) {
+    world.fail("rank " + std::to_string(comm->rank) +
+               ": recv: the message from rank " + std::to_string(from) +
+               " has another shape");
     return SBP_ERR_INVALID;
   }
   std::copy(message.data.begin(), message.data.end(),
