@@ -136,6 +136,10 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
     return success();
   }
   if (auto boxing = dyn_cast<BoxingOp>(op)) {
+    if (!boxing.getType().hasStaticShape())
+      return boxing.emitOpError()
+             << "cannot be partitioned: the boxed tensor " << boxing.getType()
+             << " has dynamic sizes";
     builder.setInsertionPoint(boxing);
     Value local = lowerBoxing(builder, boxing.getLoc(), mesh, boxing.getInput(),
                               boxing.getType(), boxing.getSrc().getEntries(),
