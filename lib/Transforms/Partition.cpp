@@ -159,6 +159,21 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
     results.push_back(getValueSharding(op->getResult(i)));
   clearOpShardings(op);
 
+  // Ops that take sizes from attributes or operands would keep the global
+  // size of a dynamic dimension; split dimensions must be static there.
+  if (isa<tensor::EmptyOp, tensor::ExpandShapeOp, tensor::ExtractSliceOp,
+          tensor::InsertSliceOp>(op))
+    for (auto [result, layout] : llvm::zip(op->getResults(), results)) {
+      auto type = cast<RankedTensorType>(result.getType());
+      for (const SbpEntry &entry :
+           layout ? layout.getEntries() : ArrayRef<SbpEntry>())
+        if (entry.isSplit() && type.isDynamicDim(entry.getDim()))
+          return op->emitOpError()
+                 << "cannot be partitioned: it splits dimension "
+                 << entry.getDim() << " of " << type
+                 << ", whose size is dynamic";
+    }
+
   if (Value replacement = rebuild(op, operands, results)) {
     op->getResult(0).replaceAllUsesWith(replacement);
     op->erase();

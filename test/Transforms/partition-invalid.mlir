@@ -14,3 +14,12 @@ func.func @dynamic_boxing(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = sbp.boxing %x #sbp.nd<@m, [B]> -> #sbp.nd<@m, [S(0)]> : tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @dynamic_empty(%n: index) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'tensor.empty' op cannot be partitioned: it splits dimension 0 of 'tensor<?x4xf32>', whose size is dynamic}}
+  %0 = tensor.empty(%n) {sbp.operands = [#sbp.nd<@m, [B]>], sbp.results = [#sbp.nd<@m, [S(0)]>]} : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
