@@ -351,3 +351,16 @@ func.func @no_rule(%x: tensor<8xf32>) -> tensor<8xf32> {
   %1 = func.call @callee(%0) : (tensor<8xf32>) -> tensor<8xf32>
   return %1 : tensor<8xf32>
 }
+
+// -----
+
+// The dynamic size of an empty tensor is the global one: it is not split.
+// CHECK-LABEL: func @dynamic_empty
+// CHECK-NEXT:  tensor.empty
+// CHECK-NEXT:    (B) -> (B)
+// CHECK-NEXT:    (B) -> (S(1))
+// CHECK-NEXT:    (B) -> (P(sum))
+func.func @dynamic_empty(%n: index) -> tensor<?x4xf32> {
+  %0 = tensor.empty(%n) : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

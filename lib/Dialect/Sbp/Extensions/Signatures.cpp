@@ -32,8 +32,11 @@ SmallVector<SbpSignature> sbp::getSourceSignatures(Operation *op, bool zeros) {
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!type)
     return signatures;
+  // A dynamic size comes from an operand holding the global size, which a
+  // device cannot split locally.
   for (int64_t dim = 0, rank = type.getRank(); dim < rank; ++dim)
-    signatures.push_back(getUniformSignature(op, SbpEntry::split(dim)));
+    if (!type.isDynamicDim(dim))
+      signatures.push_back(getUniformSignature(op, SbpEntry::split(dim)));
   if (zeros)
     signatures.push_back(
         getUniformSignature(op, SbpEntry::partial(ReductionKind::Sum)));

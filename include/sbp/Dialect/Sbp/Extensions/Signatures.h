@@ -29,7 +29,7 @@ SbpSignature getUniformSignature(Operation *op, SbpEntry entry);
 
 /// Signatures of an op whose one tensor result is the same on every device
 /// (a constant, an uninitialized tensor): replicated, split along any
-/// dimension by local slicing, and a valid max/min partial as identical
+/// static dimension by local slicing, and a valid max/min partial as identical
 /// copies; a valid sum partial too when `zeros`.
 SmallVector<SbpSignature> getSourceSignatures(Operation *op, bool zeros);
 
