@@ -105,9 +105,16 @@ SmallVector<OpFoldResult> sbp::getLocalSizes(OpBuilder &builder, Location loc,
   SmallVector<OpFoldResult> sizes;
   for (auto [dim, size] : llvm::enumerate(global)) {
     OpFoldResult local = builder.getIndexAttr(size);
-    for (auto [axis, entry] : llvm::enumerate(entries))
-      if (entry.isSplit() && entry.getDim() == static_cast<int64_t>(dim))
-        local = getPiece(builder, loc, mesh, axis, local).second;
+    for (auto [axis, entry] : llvm::enumerate(entries)) {
+      if (!entry.isSplit() || entry.getDim() != static_cast<int64_t>(dim))
+        continue;
+      // Even pieces need no device coordinate.
+      int64_t p = mesh.getShape()[axis];
+      std::optional<int64_t> n = getConstantIntValue(local);
+      local = n && *n % p == 0
+                  ? builder.getIndexAttr(*n / p)
+                  : getPiece(builder, loc, mesh, axis, local).second;
+    }
     sizes.push_back(local);
   }
   return sizes;
