@@ -79,6 +79,21 @@ struct sbp_world {
   Group *getGroup(const sbp_comm &comm, const int64_t *axes, int64_t numAxes,
                   int64_t &index);
 
+  /// The world rank of group rank `peer`, or -1 (recording the error) when
+  /// the axes or the peer are invalid. Needs `mutex`.
+  int64_t getPeer(const sbp_comm &comm, const int64_t *axes, int64_t numAxes,
+                  int64_t peer, const char *op) {
+    int64_t index = 0;
+    Group *group = getGroup(comm, axes, numAxes, index);
+    if (group && peer >= 0 &&
+        peer < static_cast<int64_t>(group->members.size()))
+      return group->members[peer];
+    fail("rank " + std::to_string(comm.rank) + ": " + op + ": invalid peer " +
+         std::to_string(peer) + " over mesh axes " +
+         describeAxes(axes, numAxes));
+    return -1;
+  }
+
   /// Waits until every member of `group` arrived at this rendezvous. A
   /// non-null `posted` is published to the group first; the closing
   /// rendezvous of a collective posts nothing, since peers may still be
@@ -388,19 +403,15 @@ int sbp_send(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
   std::lock_guard<std::mutex> lock(world.mutex);
   if (!world.error.empty())
     return SBP_ERR_ABORTED;
-  int64_t index = 0;
-  Group *group = world.getGroup(*comm, axes, numAxes, index);
-  if (!group || peer < 0 ||
-      peer >= static_cast<int64_t>(group->members.size())) {
-    world.fail("rank " + std::to_string(comm->rank) + ": send: invalid peer");
+  int64_t to = world.getPeer(*comm, axes, numAxes, peer, "send");
+  if (to < 0)
     return SBP_ERR_INVALID;
-  }
   Message message;
   message.shape.assign(in->shape, in->shape + in->rank);
   const char *data = static_cast<const char *>(in->data);
   message.data.assign(data,
                       data + numElements(*in) * sbp_dtype_size(in->dtype));
-  world.mail[{comm->rank, group->members[peer]}].push_back(std::move(message));
+  world.mail[{comm->rank, to}].push_back(std::move(message));
   world.changed.notify_all();
   return SBP_OK;
 }
@@ -409,14 +420,9 @@ int sbp_recv(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
              sbp_tensor *out, int64_t peer) {
   sbp_world &world = *comm->world;
   std::unique_lock<std::mutex> lock(world.mutex);
-  int64_t index = 0;
-  Group *group = world.getGroup(*comm, axes, numAxes, index);
-  if (!group || peer < 0 ||
-      peer >= static_cast<int64_t>(group->members.size())) {
-    world.fail("rank " + std::to_string(comm->rank) + ": recv: invalid peer");
+  int64_t from = world.getPeer(*comm, axes, numAxes, peer, "recv");
+  if (from < 0)
     return SBP_ERR_INVALID;
-  }
-  int64_t from = group->members[peer];
   std::deque<Message> &queue = world.mail[{from, comm->rank}];
   auto deadline =
       std::chrono::steady_clock::now() +
