@@ -26,4 +26,10 @@ llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.sbp_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["sbp-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["sbp-opt", "mlir-runner"], tool_dirs)
+
+# MLIR's runtime libraries for programs run by mlir-runner.
+llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+for name in ("mlir_c_runner_utils", "mlir_runner_utils"):
+    config.substitutions.append(
+        ("%" + name, os.path.join(llvm_lib_dir, "lib" + name + ".so")))

@@ -137,9 +137,8 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
   }
   if (auto boxing = dyn_cast<BoxingOp>(op)) {
     if (!boxing.getType().hasStaticShape())
-      return boxing.emitOpError()
-             << "cannot be partitioned: the boxed tensor " << boxing.getType()
-             << " has dynamic sizes";
+      return boxing.emitOpError() << "cannot be partitioned: the boxed tensor "
+                                  << boxing.getType() << " has dynamic sizes";
     builder.setInsertionPoint(boxing);
     Value local = lowerBoxing(builder, boxing.getLoc(), mesh, boxing.getInput(),
                               boxing.getType(), boxing.getSrc().getEntries(),

@@ -1,6 +1,12 @@
 //===- Pipelines.cpp - sbp pass pipelines ---------------------------------===//
 
 #include "sbp/Transforms/Pipelines.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -16,7 +22,39 @@ void sbp::buildParallelizePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+void sbp::buildLowerCpuPipeline(OpPassManager &pm) {
+  pm.addPass(createSbpStripPass());
+  OpPassManager &funcs = pm.nest<func::FuncOp>();
+  funcs.addPass(createConvertElementwiseToLinalgPass());
+  funcs.addPass(createLinalgElementwiseOpFusionPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
 void sbp::registerSbpPipelines() {
+  PassPipelineRegistration<>(
+      "sbp-lower-cpu",
+      "Lower a program on tensors for one rank, without collectives, to the "
+      "LLVM dialect (sbp-strip, element-wise fusion, one-shot bufferization, "
+      "deallocation, loops, LLVM)",
+      buildLowerCpuPipeline);
   PassPipelineRegistration<>(
       "sbp-parallelize",
       "Propagate layouts, insert boxing and partition into the per-device "

@@ -99,4 +99,17 @@ def SbpPartitionPass : Pass<"sbp-partition", "ModuleOp"> {
   ];
 }
 
+def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
+  let summary = "Remove meshes and layout attributes before lowering to LLVM";
+  let description = [{
+    Once a program is partitioned (or was never distributed), its meshes and
+    `sbp.*` layout attributes only describe it; this pass removes them so
+    that the program can be lowered and translated to LLVM. The `sbp` ops
+    that compute (collectives, `sbp.axis_index`) and the logical-level ops
+    (`sbp.annotate`, `sbp.boxing`) must already be gone.
+
+    Constraints: no `sbp` op other than `sbp.mesh` remains.
+  }];
+}
+
 #endif // SBP_TRANSFORMS_PASSES_TD

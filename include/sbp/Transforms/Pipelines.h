@@ -12,7 +12,12 @@ namespace sbp {
 /// device runs.
 void buildParallelizePipeline(OpPassManager &pm);
 
-/// Registers `--sbp-parallelize`.
+/// From a program on tensors (one rank's, without collectives) to the LLVM
+/// dialect: element-wise ops to linalg and fused, one-shot bufferization with
+/// ownership-based deallocation, linalg to loops, then everything to LLVM.
+void buildLowerCpuPipeline(OpPassManager &pm);
+
+/// Registers `--sbp-parallelize` and `--sbp-lower-cpu`.
 void registerSbpPipelines();
 
 } // namespace sbp

@@ -1,0 +1,51 @@
+//===- Strip.cpp - Remove meshes and layout attributes --------------------===//
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "sbp/Transforms/Passes.h"
+
+namespace mlir {
+namespace sbp {
+#define GEN_PASS_DEF_SBPSTRIPPASS
+#include "sbp/Transforms/Passes.h.inc"
+} // namespace sbp
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::sbp;
+
+namespace {
+
+struct SbpStripPass : public sbp::impl::SbpStripPassBase<SbpStripPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    WalkResult remaining = module.walk([](Operation *op) {
+      if (isa<SbpDialect>(op->getDialect()) && !isa<MeshOp>(op)) {
+        op->emitOpError() << "has no lowering to LLVM yet; run the program "
+                             "on one rank, without collectives";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (remaining.wasInterrupted())
+      return signalPassFailure();
+
+    for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+      mesh.erase();
+    StringRef sharding = SbpDialect::getShardingAttrName();
+    module.walk([&](Operation *op) {
+      op->removeAttr(SbpDialect::getOperandShardingsAttrName());
+      op->removeAttr(SbpDialect::getResultShardingsAttrName());
+      auto func = dyn_cast<FunctionOpInterface>(op);
+      if (!func)
+        return;
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        func.removeArgAttr(i, sharding);
+      for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+        func.removeResultAttr(i, StringAttr::get(op->getContext(), sharding));
+    });
+  }
+};
+
+} // namespace
