@@ -372,3 +372,12 @@ func.func @result_shardings_split_out_of_range(%x: tensor<4xf32>) {
   %0 = arith.addf %x, %x {sbp.operands = [unit, unit], sbp.results = [#sbp.nd<@m, [S(1)]>]} : tensor<4xf32>
   return
 }
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @axis_index_negative() -> index {
+  // expected-error @+1 {{'sbp.axis_index' op mesh axis -1 is out of range for mesh @m of rank 1}}
+  %0 = sbp.axis_index @m axis = -1 : index
+  return %0 : index
+}

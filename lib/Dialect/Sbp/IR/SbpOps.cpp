@@ -228,8 +228,10 @@ AxisIndexOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   MeshOp mesh = lookupMesh(*this, getMeshAttr(), &symbolTable);
   if (!mesh)
     return emitOpError() << "names unknown mesh " << getMeshAttr();
-  if (getAxis() < 0 || getAxis() >= mesh.getRank())
-    return emitOpError() << "mesh axis " << getAxis()
+  // I64Attr getters return the value as unsigned.
+  int64_t axis = getAxisAttr().getInt();
+  if (axis < 0 || axis >= mesh.getRank())
+    return emitOpError() << "mesh axis " << axis
                          << " is out of range for mesh " << getMeshAttr()
                          << " of rank " << mesh.getRank();
   return success();
