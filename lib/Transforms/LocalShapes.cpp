@@ -124,12 +124,8 @@ Value sbp::lowerBoxing(OpBuilder &builder, Location loc, MeshOp mesh,
                        Value value, RankedTensorType global,
                        ArrayRef<SbpEntry> src, ArrayRef<SbpEntry> dst) {
   Type elementType = global.getElementType();
-  int64_t elementBytes =
-      elementType.isIntOrFloat()
-          ? std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8)
-          : 8;
-  BoxingPlan plan =
-      planBoxing(src, dst, global.getShape(), elementBytes, mesh.getShape());
+  BoxingPlan plan = planBoxing(src, dst, global.getShape(),
+                               getElementBytes(elementType), mesh.getShape());
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   SmallVector<SbpEntry> cur(src);
   for (const BoxingStep &step : plan.steps) {

@@ -37,12 +37,6 @@ bool hasTensors(TypeRange types) {
   return llvm::any_of(types, [](Type t) { return isa<RankedTensorType>(t); });
 }
 
-int64_t getElementBytes(Type type) {
-  if (type.isIntOrFloat())
-    return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
-  return 8;
-}
-
 /// An op whose signature is chosen.
 struct Decision {
   Operation *op;

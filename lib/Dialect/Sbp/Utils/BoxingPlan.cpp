@@ -166,6 +166,12 @@ double sbp::getBoxingBytes(ArrayRef<SbpEntry> src, ArrayRef<SbpEntry> dst,
   return planBoxing(src, dst, shape, elementBytes, meshShape).bytes;
 }
 
+int64_t sbp::getElementBytes(Type elementType) {
+  if (elementType.isIntOrFloat())
+    return std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+  return 8;
+}
+
 StringRef sbp::stringifyBoxingKind(BoxingKind kind) {
   switch (kind) {
   case BoxingKind::AllReduce:

@@ -62,6 +62,10 @@ double getBoxingBytes(ArrayRef<SbpEntry> src, ArrayRef<SbpEntry> dst,
                       ArrayRef<int64_t> shape, int64_t elementBytes,
                       ArrayRef<int64_t> meshShape);
 
+/// Bytes per element of a tensor of `elementType`, as the plans count them:
+/// 8 for element types without a fixed bit width (index).
+int64_t getElementBytes(Type elementType);
+
 /// Name of a step kind, for reports and tests.
 StringRef stringifyBoxingKind(BoxingKind kind);
 
