@@ -81,9 +81,3 @@ void sbp::clearOpShardings(Operation *op) {
   op->removeAttr(SbpDialect::getOperandShardingsAttrName());
   op->removeAttr(SbpDialect::getResultShardingsAttrName());
 }
-
-NdSbpAttr sbp::getReplicated(MeshOp mesh) {
-  return NdSbpAttr::get(
-      mesh.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
-      SmallVector<SbpEntry>(mesh.getRank(), SbpEntry::broadcast()));
-}

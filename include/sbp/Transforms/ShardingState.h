@@ -30,9 +30,6 @@ void setOpShardings(Operation *op, ArrayRef<NdSbpAttr> operands,
 /// Removes the recorded layouts from `op`.
 void clearOpShardings(Operation *op);
 
-/// The all-`B` layout on `mesh`.
-NdSbpAttr getReplicated(MeshOp mesh);
-
 } // namespace sbp
 } // namespace mlir
 

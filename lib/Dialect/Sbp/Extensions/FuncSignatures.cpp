@@ -36,9 +36,7 @@ struct CallSignatureModel
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         op, call.getCalleeAttr());
     auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
-    auto replicated = NdSbpAttr::get(
-        op->getContext(), meshRef,
-        SmallVector<SbpEntry>(mesh.getRank(), SbpEntry::broadcast()));
+    NdSbpAttr replicated = getReplicated(mesh);
     // An annotation on another mesh cannot be honoured on this one.
     bool onOtherMesh = false;
     auto shardingOf = [&](DictionaryAttr attrs) {

@@ -67,6 +67,12 @@ MeshOp sbp::lookupMesh(Operation *from, FlatSymbolRefAttr name,
   return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, name);
 }
 
+NdSbpAttr sbp::getReplicated(MeshOp mesh) {
+  return NdSbpAttr::get(
+      mesh.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      SmallVector<SbpEntry>(mesh.getRank(), SbpEntry::broadcast()));
+}
+
 LogicalResult sbp::verifyNdSbp(function_ref<InFlightDiagnostic()> emitError,
                                Operation *from, NdSbpAttr sharding, Type type,
                                StringRef what,
@@ -231,9 +237,8 @@ AxisIndexOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   // I64Attr getters return the value as unsigned.
   int64_t axis = getAxisAttr().getInt();
   if (axis < 0 || axis >= mesh.getRank())
-    return emitOpError() << "mesh axis " << axis
-                         << " is out of range for mesh " << getMeshAttr()
-                         << " of rank " << mesh.getRank();
+    return emitOpError() << "mesh axis " << axis << " is out of range for mesh "
+                         << getMeshAttr() << " of rank " << mesh.getRank();
   return success();
 }
 

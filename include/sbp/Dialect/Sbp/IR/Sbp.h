@@ -24,6 +24,9 @@ namespace sbp {
 MeshOp lookupMesh(Operation *from, FlatSymbolRefAttr name,
                   SymbolTableCollection *symbolTable = nullptr);
 
+/// The all-`B` layout on `mesh`.
+NdSbpAttr getReplicated(MeshOp mesh);
+
 /// Checks `sharding` for a value of type `type`: its mesh exists, it has one
 /// entry per mesh axis, and split dimensions are in range. Errors are
 /// reported through `emitError`; `what` names the checked value in them.
