@@ -164,6 +164,14 @@ int64_t sbp::runtime::pieceSize(int64_t size, int64_t parts, int64_t index) {
   return size / parts + (index < size % parts ? 1 : 0);
 }
 
+Box sbp::runtime::pieceBox(const sbp_tensor &t, int64_t dim, int64_t parts,
+                           int64_t index) {
+  Box box = wholeBox(t);
+  box.offset[dim] = pieceOffset(t.shape[dim], parts, index);
+  box.size[dim] = pieceSize(t.shape[dim], parts, index);
+  return box;
+}
+
 void sbp::runtime::copyBox(const sbp_tensor &src,
                            const std::vector<int64_t> &from, sbp_tensor &dst,
                            const std::vector<int64_t> &to,

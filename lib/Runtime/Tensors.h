@@ -31,6 +31,10 @@ int64_t numElements(const sbp_tensor &t);
 int64_t pieceOffset(int64_t size, int64_t parts, int64_t index);
 int64_t pieceSize(int64_t size, int64_t parts, int64_t index);
 
+/// The box of `t` that is piece `index` of a balanced split of dimension
+/// `dim` into `parts`: whole along every other dimension.
+Box pieceBox(const sbp_tensor &t, int64_t dim, int64_t parts, int64_t index);
+
 /// Copies box `from` of `src` to the box of the same size at `to` in `dst`.
 void copyBox(const sbp_tensor &src, const std::vector<int64_t> &from,
              sbp_tensor &dst, const std::vector<int64_t> &to,

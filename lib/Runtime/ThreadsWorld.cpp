@@ -334,9 +334,7 @@ int sbp_reduce_scatter(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
         if (dim < 0 || dim >= in->rank || !sameShapeExcept(*in, *out, dim))
           return "output shape does not match the input";
         int64_t parts = static_cast<int64_t>(group.posted.size());
-        Box piece = wholeBox(*in);
-        piece.offset[dim] = pieceOffset(in->shape[dim], parts, index);
-        piece.size[dim] = pieceSize(in->shape[dim], parts, index);
+        Box piece = pieceBox(*in, dim, parts, index);
         if (piece.size[dim] != out->shape[dim])
           return "output is not this rank's piece";
         std::vector<int64_t> zero(out->rank, 0);
@@ -357,28 +355,25 @@ int sbp_reduce_scatter(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
 int sbp_all_to_all(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
                    const sbp_tensor *in, sbp_tensor *out, int64_t splitDim,
                    int64_t concatDim) {
-  return collective(
-      comm, "all_to_all", axes, numAxes, in, out,
-      [&](Group &group, int64_t index) -> std::string {
-        if (splitDim < 0 || splitDim >= in->rank || concatDim < 0 ||
-            concatDim >= in->rank || in->rank != out->rank)
-          return "dimensions out of range";
-        int64_t parts = static_cast<int64_t>(group.posted.size());
-        std::vector<int64_t> to(out->rank, 0);
-        for (size_t j = 0; j < group.posted.size(); ++j) {
-          const sbp_tensor &peer = *group.posted[j];
-          Box piece = wholeBox(peer);
-          piece.offset[splitDim] =
-              pieceOffset(peer.shape[splitDim], parts, index);
-          piece.size[splitDim] = pieceSize(peer.shape[splitDim], parts, index);
-          for (int64_t d = 0; d < out->rank; ++d)
-            if (to[d] + piece.size[d] > out->shape[d])
-              return "pieces do not fit the output shape";
-          copyBox(peer, piece.offset, *out, to, piece.size);
-          to[concatDim] += piece.size[concatDim];
-        }
-        return "";
-      });
+  return collective(comm, "all_to_all", axes, numAxes, in, out,
+                    [&](Group &group, int64_t index) -> std::string {
+                      if (splitDim < 0 || splitDim >= in->rank ||
+                          concatDim < 0 || concatDim >= in->rank ||
+                          in->rank != out->rank)
+                        return "dimensions out of range";
+                      int64_t parts = static_cast<int64_t>(group.posted.size());
+                      std::vector<int64_t> to(out->rank, 0);
+                      for (size_t j = 0; j < group.posted.size(); ++j) {
+                        const sbp_tensor &peer = *group.posted[j];
+                        Box piece = pieceBox(peer, splitDim, parts, index);
+                        for (int64_t d = 0; d < out->rank; ++d)
+                          if (to[d] + piece.size[d] > out->shape[d])
+                            return "pieces do not fit the output shape";
+                        copyBox(peer, piece.offset, *out, to, piece.size);
+                        to[concatDim] += piece.size[concatDim];
+                      }
+                      return "";
+                    });
 }
 
 int sbp_broadcast(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
