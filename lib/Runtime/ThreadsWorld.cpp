@@ -278,6 +278,14 @@ int64_t sbp_comm_axis_index(const sbp_comm *comm, int64_t axis) {
   return comm->coords.at(axis);
 }
 
+int64_t sbp_comm_mesh_rank(const sbp_comm *comm) {
+  return static_cast<int64_t>(comm->coords.size());
+}
+
+int64_t sbp_comm_mesh_size(const sbp_comm *comm, int64_t axis) {
+  return comm->world->meshShape.at(axis);
+}
+
 void sbp_comm_abort(sbp_comm *comm, const char *reason) {
   std::lock_guard<std::mutex> lock(comm->world->mutex);
   comm->world->fail("rank " + std::to_string(comm->rank) + ": " + reason);

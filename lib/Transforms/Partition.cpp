@@ -228,8 +228,12 @@ struct SbpPartitionPass
       if (func.isExternal())
         continue;
       MeshOp mesh = findRecordedMesh(func);
-      if (mesh && failed(FunctionPartitioner(func, mesh).run()))
+      if (!mesh)
+        continue;
+      if (failed(FunctionPartitioner(func, mesh).run()))
         return signalPassFailure();
+      getOperation()->setAttr(SbpDialect::getPartitionedAttrName(),
+                              UnitAttr::get(&getContext()));
     }
   }
 };

@@ -22,7 +22,9 @@ void sbp::buildParallelizePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void sbp::buildLowerCpuPipeline(OpPassManager &pm) {
+void sbp::buildLowerCpuPipeline(OpPassManager &pm,
+                                const LowerCpuOptions &options) {
+  pm.addPass(createSbpLowerCollectivesPass());
   pm.addPass(createSbpStripPass());
   OpPassManager &funcs = pm.nest<func::FuncOp>();
   funcs.addPass(createConvertElementwiseToLinalgPass());
@@ -49,12 +51,14 @@ void sbp::buildLowerCpuPipeline(OpPassManager &pm) {
 }
 
 void sbp::registerSbpPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LowerCpuOptions>(
       "sbp-lower-cpu",
-      "Lower a program on tensors for one rank, without collectives, to the "
-      "LLVM dialect (sbp-strip, element-wise fusion, one-shot bufferization, "
-      "deallocation, loops, LLVM)",
-      buildLowerCpuPipeline);
+      "Lower one rank's program on tensors to the LLVM dialect "
+      "(sbp-lower-collectives, sbp-strip, element-wise fusion, "
+      "one-shot-bufferize, deallocation, loops, LLVM)",
+      [](OpPassManager &pm, const LowerCpuOptions &options) {
+        buildLowerCpuPipeline(pm, options);
+      });
   PassPipelineRegistration<>(
       "sbp-parallelize",
       "Propagate layouts, insert boxing and partition into the per-device "

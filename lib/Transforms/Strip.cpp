@@ -21,9 +21,13 @@ struct SbpStripPass : public sbp::impl::SbpStripPassBase<SbpStripPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     WalkResult remaining = module.walk([](Operation *op) {
+      if (isa<AnnotateOp, BoxingOp>(op)) {
+        op->getResult(0).replaceAllUsesWith(op->getOperand(0));
+        op->erase();
+        return WalkResult::skip();
+      }
       if (isa<SbpDialect>(op->getDialect()) && !isa<MeshOp>(op)) {
-        op->emitOpError() << "has no lowering to LLVM yet; run the program "
-                             "on one rank, without collectives";
+        op->emitOpError() << "must be lowered first (sbp-lower-collectives)";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
@@ -31,6 +35,7 @@ struct SbpStripPass : public sbp::impl::SbpStripPassBase<SbpStripPass> {
     if (remaining.wasInterrupted())
       return signalPassFailure();
 
+    module->removeAttr(SbpDialect::getPartitionedAttrName());
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
       mesh.erase();
     StringRef sharding = SbpDialect::getShardingAttrName();

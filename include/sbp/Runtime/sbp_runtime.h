@@ -72,6 +72,9 @@ sbp_comm *sbp_world_comm(sbp_world *world, int64_t rank);
 int64_t sbp_comm_rank(const sbp_comm *comm);
 /* The rank's coordinate along mesh axis `axis`. */
 int64_t sbp_comm_axis_index(const sbp_comm *comm, int64_t axis);
+/* The number of mesh axes, and the size of mesh axis `axis`. */
+int64_t sbp_comm_mesh_rank(const sbp_comm *comm);
+int64_t sbp_comm_mesh_size(const sbp_comm *comm, int64_t axis);
 /* Stops the world: every rank's pending and later calls fail, naming this
  * rank and `reason`. */
 void sbp_comm_abort(sbp_comm *comm, const char *reason);

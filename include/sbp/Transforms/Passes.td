@@ -86,7 +86,9 @@ def SbpPartitionPass : Pass<"sbp-partition", "ModuleOp"> {
       (`sbp.axis_index`) for `B -> S`, the first device keeping its copy and
       the others zeros for `B -> P(sum)`, and the device's piece padded
       with the reduction's neutral element for `S -> P`;
-    * `sbp.annotate` ops disappear and the recorded layouts are removed.
+    * `sbp.annotate` ops disappear and the recorded layouts are removed;
+    * the module gets the unit attribute `sbp.partitioned`, which tells
+      `sbp-run` that its functions take local shards.
 
     A dimension whose balanced pieces differ in size between devices gets a
     dynamic local size, computed from the device's mesh coordinates.
@@ -99,16 +101,45 @@ def SbpPartitionPass : Pass<"sbp-partition", "ModuleOp"> {
   ];
 }
 
+def SbpLowerCollectivesPass : Pass<"sbp-lower-collectives", "ModuleOp"> {
+  let summary = "Turn collectives and sbp.axis_index into calls of the runtime";
+  let description = [{
+    Rewrites every collective of a partitioned program, still on tensors,
+    into a call of the C ABI in `include/sbp/Runtime/sbp_program.h`: the
+    operand becomes a read-only buffer (`bufferization.to_buffer`), the
+    result a fresh allocation that the call fills and that becomes a tensor
+    again (`bufferization.to_tensor restrict writable`), so that one-shot
+    bufferization and the deallocation pipeline treat the result like any
+    other allocation. Buffers pass as unranked memrefs to the entry point
+    for their element type (`sbp_rt_all_reduce_f32`, ...); the mesh axes
+    (packed, 8 bits each) and the op's attributes pass as `i64`. Dynamic result sizes come from the operand, from the runtime's
+    balanced piece of a size (`reduce_scatter`, `all_to_all`) or from the
+    group's sum of the operand's sizes (`all_gather`, `all_to_all`).
+    `sbp.axis_index` becomes a call that returns the rank's coordinate.
+
+    Constraints: element types are f32, f64, i32, i64, i8 or i1 (signless); at most 8
+    mesh axes, each below 256, per collective; `sbp.recv` results have
+    static shapes.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
   let summary = "Remove meshes and layout attributes before lowering to LLVM";
   let description = [{
     Once a program is partitioned (or was never distributed), its meshes and
     `sbp.*` layout attributes only describe it; this pass removes them so
-    that the program can be lowered and translated to LLVM. The `sbp` ops
-    that compute (collectives, `sbp.axis_index`) and the logical-level ops
-    (`sbp.annotate`, `sbp.boxing`) must already be gone.
+    that the program can be lowered and translated to LLVM. The
+    logical-level ops `sbp.annotate` and `sbp.boxing` leave the value they
+    describe unchanged, so they are replaced by their operand: a logical
+    program runs as it is on one rank. The ops that compute (collectives,
+    `sbp.axis_index`) must already be lowered by `sbp-lower-collectives`.
 
-    Constraints: no `sbp` op other than `sbp.mesh` remains.
+    Constraints: no collective or `sbp.axis_index` remains.
   }];
 }
 

@@ -381,3 +381,18 @@ func.func @axis_index_negative() -> index {
   %0 = sbp.axis_index @m axis = -1 : index
   return %0 : index
 }
+
+// -----
+
+// expected-error @+1 {{'sbp.partitioned' must be a unit attribute of a module}}
+module attributes {sbp.partitioned = 1 : i64} {
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'sbp.partitioned' must be a unit attribute of a module}}
+  func.func @f() attributes {sbp.partitioned} {
+    return
+  }
+}

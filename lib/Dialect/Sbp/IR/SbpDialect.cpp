@@ -1,6 +1,7 @@
 //===- SbpDialect.cpp - sbp dialect ---------------------------------------===//
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
@@ -61,6 +62,12 @@ LogicalResult SbpDialect::verifyRegionResultAttribute(Operation *op,
 LogicalResult SbpDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == getPartitionedAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute of a module";
+    return success();
+  }
   bool isOperands = name == getOperandShardingsAttrName();
   if (!isOperands && name != getResultShardingsAttrName())
     return op->emitError() << "unknown sbp attribute '" << name

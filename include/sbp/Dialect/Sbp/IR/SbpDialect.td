@@ -57,6 +57,11 @@ def Sbp_Dialect : Dialect {
     /// Registers the attributes; defined with their storage classes.
     void registerAttributes();
 
+    /// Name of the unit module attribute marking the program every device
+    /// runs (set by sbp-partition).
+    static constexpr ::llvm::StringLiteral getPartitionedAttrName() {
+      return "sbp.partitioned";
+    }
     /// Name of the function argument/result attribute carrying an nd-SBP.
     static constexpr ::llvm::StringLiteral getShardingAttrName() {
       return "sbp.sharding";

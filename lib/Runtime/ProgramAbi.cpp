@@ -1,0 +1,297 @@
+//===- ProgramAbi.cpp - The calls compiled programs make ------------------===//
+//
+// Unpacks MLIR memref descriptors into sbp_tensors and forwards to the
+// communicator that the host set for this thread. Inputs with non-row-major
+// strides are packed into a temporary first; outputs are always fresh,
+// row-major allocations of the compiled program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tensors.h"
+#include "sbp/Runtime/sbp_program.h"
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+using namespace sbp::runtime;
+
+namespace {
+
+thread_local sbp_comm *currentComm = nullptr;
+thread_local bool tracing = false;
+thread_local std::vector<sbp_span> spans;
+
+/// The ranked memref descriptor that an unranked memref points to.
+struct Descriptor {
+  char *allocated;
+  char *aligned;
+  int64_t offset;
+  // Followed by sizes[rank] and strides[rank].
+};
+
+/// A collective's view of one memref operand: the tensor it passes and, for
+/// strided inputs, the row-major copy that backs it.
+class Operand {
+public:
+  Operand(int64_t rank, void *memref, int64_t dtype)
+      : shape(rank), descriptor(static_cast<Descriptor *>(memref)) {
+    const auto *sizes = reinterpret_cast<const int64_t *>(descriptor + 1);
+    const int64_t *strides = sizes + rank;
+    shape.assign(sizes, sizes + rank);
+    tensor.rank = rank;
+    tensor.shape = shape.data();
+    tensor.dtype = static_cast<sbp_dtype>(dtype);
+    int64_t elementSize = sbp_dtype_size(tensor.dtype);
+    char *base = descriptor->aligned + descriptor->offset * elementSize;
+    tensor.data = base;
+    if (isRowMajor(sizes, strides, rank))
+      return;
+    // Gather the strided elements into a row-major temporary.
+    int64_t count = numElements(tensor);
+    packed.resize(count * elementSize);
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t at = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        at += index[d] * strides[d];
+      std::memcpy(&packed[i * elementSize], base + at * elementSize,
+                  elementSize);
+      for (int64_t d = rank - 1; d >= 0 && ++index[d] == sizes[d]; --d)
+        index[d] = 0;
+    }
+    tensor.data = packed.data();
+  }
+
+  sbp_tensor tensor{};
+
+private:
+  static bool isRowMajor(const int64_t *sizes, const int64_t *strides,
+                         int64_t rank) {
+    int64_t expected = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (sizes[d] != 1 && strides[d] != expected)
+        return false;
+      expected *= sizes[d];
+    }
+    return true;
+  }
+
+  std::vector<int64_t> shape;
+  Descriptor *descriptor;
+  std::vector<char> packed;
+};
+
+/// Unpacks the mesh axes of a call.
+std::vector<int64_t> unpackAxes(int64_t axes, int64_t numAxes) {
+  std::vector<int64_t> result;
+  for (int64_t i = 0; i < numAxes; ++i)
+    result.push_back((axes >> (8 * i)) & 0xff);
+  return result;
+}
+
+/// The size of the group over `axes` and this rank's index in it.
+void getGroup(const std::vector<int64_t> &axes, int64_t &size, int64_t &index) {
+  size = 1;
+  index = 0;
+  for (int64_t axis : axes) {
+    int64_t extent = sbp_comm_mesh_size(currentComm, axis);
+    size *= extent;
+    index = index * extent + sbp_comm_axis_index(currentComm, axis);
+  }
+}
+
+/// Records a span for the collective that lives as long as it does.
+class Span {
+public:
+  explicit Span(const char *name)
+      : name(name), begin(tracing ? sbp_program_now_us() : 0) {}
+  ~Span() {
+    if (tracing)
+      spans.push_back({name, begin, sbp_program_now_us()});
+  }
+
+private:
+  const char *name;
+  double begin;
+};
+
+/// Whether a collective can run; reports programs run without a host.
+bool haveComm(const char *op) {
+  if (currentComm)
+    return true;
+  std::fprintf(stderr, "sbp runtime: %s called without a communicator\n", op);
+  return false;
+}
+
+} // namespace
+
+extern "C" {
+
+void sbp_program_set_comm(sbp_comm *comm) { currentComm = comm; }
+sbp_comm *sbp_program_get_comm(void) { return currentComm; }
+
+void sbp_program_trace(int enable) { tracing = enable != 0; }
+
+int64_t sbp_program_take_spans(sbp_span *out, int64_t capacity) {
+  int64_t count = std::min<int64_t>(capacity, spans.size());
+  std::copy(spans.begin(), spans.begin() + count, out);
+  spans.clear();
+  return count;
+}
+
+double sbp_program_now_us(void) {
+  static const auto start = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int64_t sbp_rt_axis_index(int64_t axis) {
+  return haveComm("axis_index") ? sbp_comm_axis_index(currentComm, axis) : 0;
+}
+
+int64_t sbp_rt_group_sum(int64_t value, int64_t axes, int64_t numAxes) {
+  if (!haveComm("group_sum"))
+    return value;
+  std::vector<int64_t> list = unpackAxes(axes, numAxes);
+  int64_t one = 1, result = value;
+  sbp_tensor in{&value, 1, &one, SBP_I64}, out{&result, 1, &one, SBP_I64};
+  sbp_all_reduce(currentComm, list.data(), numAxes, &in, &out, SBP_SUM);
+  return result;
+}
+
+int64_t sbp_rt_piece_size(int64_t size, int64_t axes, int64_t numAxes) {
+  if (!haveComm("piece_size"))
+    return size;
+  int64_t groupSize, index;
+  getGroup(unpackAxes(axes, numAxes), groupSize, index);
+  return pieceSize(size, groupSize, index);
+}
+
+static void all_reduce(int64_t inRank, void *in, int64_t outRank, void *out,
+                       int64_t dtype, int64_t axes, int64_t numAxes,
+                       int64_t kind) {
+  if (!haveComm("all_reduce"))
+    return;
+  Span span("all_reduce");
+  Operand input(inRank, in, dtype), output(outRank, out, dtype);
+  std::vector<int64_t> list = unpackAxes(axes, numAxes);
+  sbp_all_reduce(currentComm, list.data(), numAxes, &input.tensor,
+                 &output.tensor, static_cast<sbp_reduction>(kind));
+}
+
+static void all_gather(int64_t inRank, void *in, int64_t outRank, void *out,
+                       int64_t dtype, int64_t axes, int64_t numAxes,
+                       int64_t dim) {
+  if (!haveComm("all_gather"))
+    return;
+  Span span("all_gather");
+  Operand input(inRank, in, dtype), output(outRank, out, dtype);
+  std::vector<int64_t> list = unpackAxes(axes, numAxes);
+  sbp_all_gather(currentComm, list.data(), numAxes, &input.tensor,
+                 &output.tensor, dim);
+}
+
+static void reduce_scatter(int64_t inRank, void *in, int64_t outRank, void *out,
+                           int64_t dtype, int64_t axes, int64_t numAxes,
+                           int64_t dim, int64_t kind) {
+  if (!haveComm("reduce_scatter"))
+    return;
+  Span span("reduce_scatter");
+  Operand input(inRank, in, dtype), output(outRank, out, dtype);
+  std::vector<int64_t> list = unpackAxes(axes, numAxes);
+  sbp_reduce_scatter(currentComm, list.data(), numAxes, &input.tensor,
+                     &output.tensor, dim, static_cast<sbp_reduction>(kind));
+}
+
+static void all_to_all(int64_t inRank, void *in, int64_t outRank, void *out,
+                       int64_t dtype, int64_t axes, int64_t numAxes,
+                       int64_t splitDim, int64_t concatDim) {
+  if (!haveComm("all_to_all"))
+    return;
+  Span span("all_to_all");
+  Operand input(inRank, in, dtype), output(outRank, out, dtype);
+  std::vector<int64_t> list = unpackAxes(axes, numAxes);
+  sbp_all_to_all(currentComm, list.data(), numAxes, &input.tensor,
+                 &output.tensor, splitDim, concatDim);
+}
+
+static void broadcast(int64_t inRank, void *in, int64_t outRank, void *out,
+                      int64_t dtype, int64_t axes, int64_t numAxes,
+                      int64_t root) {
+  if (!haveComm("broadcast"))
+    return;
+  Span span("broadcast");
+  Operand input(inRank, in, dtype), output(outRank, out, dtype);
+  std::vector<int64_t> list = unpackAxes(axes, numAxes);
+  sbp_broadcast(currentComm, list.data(), numAxes, &input.tensor,
+                &output.tensor, root);
+}
+
+static void send(int64_t inRank, void *in, int64_t dtype, int64_t axes,
+                 int64_t numAxes, int64_t peer) {
+  if (!haveComm("send"))
+    return;
+  Span span("send");
+  Operand input(inRank, in, dtype);
+  std::vector<int64_t> list = unpackAxes(axes, numAxes);
+  sbp_send(currentComm, list.data(), numAxes, &input.tensor, peer);
+}
+
+static void recv(int64_t outRank, void *out, int64_t dtype, int64_t axes,
+                 int64_t numAxes, int64_t peer) {
+  if (!haveComm("recv"))
+    return;
+  Span span("recv");
+  Operand output(outRank, out, dtype);
+  std::vector<int64_t> list = unpackAxes(axes, numAxes);
+  sbp_recv(currentComm, list.data(), numAxes, &output.tensor, peer);
+}
+
+/* One entry point per collective and element type, named by the type so
+ * that one module can declare the calls for several element types. */
+#define SBP_PROGRAM_ENTRY_POINTS(SUFFIX, DTYPE)                                \
+  void sbp_rt_all_reduce_##SUFFIX(int64_t inRank, void *in, int64_t outRank,   \
+                                  void *out, int64_t axes, int64_t numAxes,    \
+                                  int64_t kind) {                              \
+    all_reduce(inRank, in, outRank, out, DTYPE, axes, numAxes, kind);          \
+  }                                                                            \
+  void sbp_rt_all_gather_##SUFFIX(int64_t inRank, void *in, int64_t outRank,   \
+                                  void *out, int64_t axes, int64_t numAxes,    \
+                                  int64_t dim) {                               \
+    all_gather(inRank, in, outRank, out, DTYPE, axes, numAxes, dim);           \
+  }                                                                            \
+  void sbp_rt_reduce_scatter_##SUFFIX(                                         \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t axes,      \
+      int64_t numAxes, int64_t dim, int64_t kind) {                            \
+    reduce_scatter(inRank, in, outRank, out, DTYPE, axes, numAxes, dim, kind); \
+  }                                                                            \
+  void sbp_rt_all_to_all_##SUFFIX(int64_t inRank, void *in, int64_t outRank,   \
+                                  void *out, int64_t axes, int64_t numAxes,    \
+                                  int64_t splitDim, int64_t concatDim) {       \
+    all_to_all(inRank, in, outRank, out, DTYPE, axes, numAxes, splitDim,       \
+               concatDim);                                                     \
+  }                                                                            \
+  void sbp_rt_broadcast_##SUFFIX(int64_t inRank, void *in, int64_t outRank,    \
+                                 void *out, int64_t axes, int64_t numAxes,     \
+                                 int64_t root) {                               \
+    broadcast(inRank, in, outRank, out, DTYPE, axes, numAxes, root);           \
+  }                                                                            \
+  void sbp_rt_send_##SUFFIX(int64_t inRank, void *in, int64_t axes,            \
+                            int64_t numAxes, int64_t peer) {                   \
+    send(inRank, in, DTYPE, axes, numAxes, peer);                              \
+  }                                                                            \
+  void sbp_rt_recv_##SUFFIX(int64_t outRank, void *out, int64_t axes,          \
+                            int64_t numAxes, int64_t peer) {                   \
+    recv(outRank, out, DTYPE, axes, numAxes, peer);                            \
+  }
+
+SBP_PROGRAM_ENTRY_POINTS(f32, SBP_F32)
+SBP_PROGRAM_ENTRY_POINTS(f64, SBP_F64)
+SBP_PROGRAM_ENTRY_POINTS(i32, SBP_I32)
+SBP_PROGRAM_ENTRY_POINTS(i64, SBP_I64)
+SBP_PROGRAM_ENTRY_POINTS(i8, SBP_I8)
+SBP_PROGRAM_ENTRY_POINTS(i1, SBP_I8)
+
+} // extern "C"

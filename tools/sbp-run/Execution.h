@@ -1,0 +1,71 @@
+//===- Execution.h - Running a compiled program on every rank ---*- C++ -*-===//
+
+#ifndef SBP_RUN_EXECUTION_H
+#define SBP_RUN_EXECUTION_H
+
+#include "Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace sbp::run {
+
+struct ExecutionOptions {
+  std::vector<int64_t> mesh;
+  double timeoutSeconds = 300;
+  /// Timed iterations after one warm-up; 0 runs once.
+  int64_t benchIterations = 0;
+  /// Record spans for a Chrome trace.
+  bool trace = false;
+  /// One process per rank under mpirun instead of one thread per rank.
+  bool useMpi = false;
+};
+
+/// Runs a program on every rank of a mesh: gives each rank its shard of
+/// the global inputs and rebuilds the global results.
+class Execution {
+public:
+  Execution(const CompiledProgram &program, std::vector<TensorSpec> args,
+            std::vector<TensorSpec> results, ExecutionOptions options);
+
+  /// Runs the program (once, or a warm-up and the benchmark iterations).
+  /// Returns false with the first rank's error ("rank 1: all_reduce: ...")
+  /// when any rank failed.
+  bool run(const std::vector<runtime::NpyArray> &inputs,
+           std::vector<runtime::NpyArray> &outputs, std::string &error);
+
+  /// Whether this process prints results (every process of the threads
+  /// backend; rank 0 under MPI).
+  bool isReportingRank() const { return reporting; }
+
+  /// Prints `time_ms median=.. min=..` and each rank's split between
+  /// compute and communication.
+  void printBench(llvm::raw_ostream &os) const;
+
+  /// Writes the recorded spans as a Chrome trace.
+  bool writeTrace(const std::string &path, std::string &error) const;
+
+private:
+  /// One rank's recorded time of one iteration.
+  struct Iteration {
+    double begin = 0, end = 0, communication = 0;
+    std::vector<sbp_span> spans;
+  };
+
+  /// The body of rank `rank`'s thread.
+  void runRank(int64_t rank, sbp_comm *comm,
+               const std::vector<runtime::NpyArray> &inputs,
+               std::vector<runtime::NpyArray> &results);
+
+  const CompiledProgram &program;
+  std::vector<TensorSpec> args, results;
+  ExecutionOptions options;
+  bool reporting = true;
+  /// Per rank, per timed iteration.
+  std::vector<std::vector<Iteration>> timeline;
+  /// Synchronizes the ranks of one process between iterations.
+  struct Barrier;
+  std::shared_ptr<Barrier> barrier;
+};
+
+} // namespace sbp::run
+
+#endif // SBP_RUN_EXECUTION_H

@@ -1,0 +1,226 @@
+//===- Program.cpp - A compiled entry function and its calling ------------===//
+//
+// Arguments pass as MLIR's expanded memref descriptors through the packed
+// wrapper that the ExecutionEngine generates for every function: one
+// pointer per descriptor field, then one to the storage of the returned
+// descriptors. Returned buffers belong to the caller (the deallocation
+// pipeline clones anything it does not own), so they are copied out and
+// freed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Program.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
+#include "sbp/Transforms/Pipelines.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir;
+using namespace ::sbp::run;
+using ::sbp::runtime::Layout;
+using ::sbp::runtime::LayoutEntry;
+using ::sbp::runtime::NpyArray;
+
+namespace {
+
+/// The runtime type for `type`, or nothing.
+std::optional<sbp_dtype> getDtype(Type type) {
+  if (type.isF32())
+    return SBP_F32;
+  if (type.isF64())
+    return SBP_F64;
+  if (type.isSignlessInteger(32))
+    return SBP_I32;
+  if (type.isSignlessInteger(64))
+    return SBP_I64;
+  if (type.isSignlessInteger(8) || type.isSignlessInteger(1))
+    return SBP_I8;
+  return std::nullopt;
+}
+
+std::optional<std::string> describe(Type type, DictionaryAttr attrs,
+                                    const std::vector<int64_t> &mesh,
+                                    TensorSpec &spec) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::optional<sbp_dtype> dtype =
+      tensor ? getDtype(tensor.getElementType()) : std::nullopt;
+  if (!dtype) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    os << spec.name << " has type " << type
+       << "; sbp-run passes ranked tensors of f32, f64, i32, i64, i8 or i1";
+    return message;
+  }
+  spec.dtype = *dtype;
+  llvm::raw_string_ostream(spec.typeName) << type;
+  spec.localShape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  for (int64_t &size : spec.localShape)
+    if (ShapedType::isDynamic(size))
+      size = -1;
+  spec.layout.meshShape = mesh;
+  spec.layout.entries.assign(mesh.size(), LayoutEntry());
+  auto sharding =
+      attrs
+          ? attrs.getAs<mlir::sbp::NdSbpAttr>(mlir::sbp::SbpDialect::getShardingAttrName())
+          : nullptr;
+  if (!sharding)
+    return std::nullopt;
+  if (sharding.size() != mesh.size())
+    return spec.name + " has a layout for another mesh";
+  for (auto [i, entry] : llvm::enumerate(sharding.getEntries())) {
+    LayoutEntry &out = spec.layout.entries[i];
+    if (entry.isSplit()) {
+      out.kind = LayoutEntry::Split;
+      out.dim = entry.getDim();
+    } else if (entry.isPartial()) {
+      out.kind = LayoutEntry::Partial;
+      out.reduction = static_cast<sbp_reduction>(entry.getReduction());
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+auto ::sbp::run::describeEntry(func::FuncOp func,
+                              const std::vector<int64_t> &mesh,
+                              std::vector<TensorSpec> &args,
+                              std::vector<TensorSpec> &results)
+    -> std::optional<std::string> {
+  args.assign(func.getNumArguments(), TensorSpec());
+  results.assign(func.getNumResults(), TensorSpec());
+  for (unsigned i = 0; i < args.size(); ++i) {
+    args[i].name = "arg" + std::to_string(i);
+    if (auto error = describe(func.getArgumentTypes()[i],
+                              func.getArgAttrDict(i), mesh, args[i]))
+      return error;
+  }
+  for (unsigned i = 0; i < results.size(); ++i) {
+    results[i].name = "result" + std::to_string(i);
+    if (auto error = describe(func.getResultTypes()[i],
+                              func.getResultAttrDict(i), mesh, results[i]))
+      return error;
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<CompiledProgram> CompiledProgram::compile(ModuleOp module,
+                                                          StringRef entry,
+                                                          bool useBlas,
+                                                          std::string &error) {
+  // The host reuses its inputs (benchmark iterations, the reference run):
+  // the program must not write into them.
+  if (auto func = module.lookupSymbol<func::FuncOp>(entry))
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      func.setArgAttr(i, "bufferization.writable",
+                      BoolAttr::get(module.getContext(), false));
+
+  PassManager pm(module.getContext());
+  mlir::sbp::LowerCpuOptions options;
+  options.useBlas = useBlas;
+  mlir::sbp::buildLowerCpuPipeline(pm, options);
+  if (failed(pm.run(module))) {
+    error = "lowering to LLVM failed";
+    return nullptr;
+  }
+
+  // The options hold references: the transformer must outlive create().
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = optimize;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // memref.copy of strided memrefs calls MLIR's C runner utilities.
+  SmallVector<StringRef> libs = {SBP_MLIR_C_RUNNER_UTILS};
+  engineOptions.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(module, engineOptions);
+  if (!engine) {
+    error = "JIT compilation failed: " + llvm::toString(engine.takeError());
+    return nullptr;
+  }
+  auto program = std::unique_ptr<CompiledProgram>(new CompiledProgram);
+  program->engine = std::move(*engine);
+  auto packed = program->engine->lookupPacked(entry);
+  if (!packed) {
+    error = "no compiled function @" + entry.str() + ": " +
+            llvm::toString(packed.takeError());
+    return nullptr;
+  }
+  program->packed = *packed;
+  return program;
+}
+
+void CompiledProgram::call(const std::vector<NpyArray *> &args,
+                           const std::vector<TensorSpec> &resultSpecs,
+                           std::vector<NpyArray> &results) const {
+  // Descriptor fields: allocated, aligned, offset, sizes, strides.
+  size_t fields = 0;
+  for (NpyArray *arg : args)
+    fields += 3 + 2 * arg->shape.size();
+  std::vector<int64_t> descriptors(fields);
+  std::vector<void *> pointers;
+  int64_t *at = descriptors.data();
+  for (NpyArray *arg : args) {
+    int64_t rank = static_cast<int64_t>(arg->shape.size());
+    auto data = reinterpret_cast<int64_t>(arg->data.data());
+    at[0] = at[1] = data;
+    at[2] = 0;
+    for (int64_t d = rank - 1, stride = 1; d >= 0; --d) {
+      at[3 + d] = arg->shape[d];
+      at[3 + rank + d] = stride;
+      stride *= arg->shape[d];
+    }
+    for (int64_t f = 0; f < 3 + 2 * rank; ++f)
+      pointers.push_back(at + f);
+    at += 3 + 2 * rank;
+  }
+  size_t resultFields = 0;
+  for (const TensorSpec &spec : resultSpecs)
+    resultFields += 3 + 2 * spec.localShape.size();
+  std::vector<int64_t> returned(resultFields);
+  if (!resultSpecs.empty())
+    pointers.push_back(returned.data());
+
+  packed(pointers.data());
+
+  results.assign(resultSpecs.size(), NpyArray());
+  at = returned.data();
+  for (size_t i = 0; i < resultSpecs.size(); ++i) {
+    int64_t rank = static_cast<int64_t>(resultSpecs[i].localShape.size());
+    NpyArray &result = results[i];
+    result.dtype = resultSpecs[i].dtype;
+    result.shape.assign(at + 3, at + 3 + rank);
+    int64_t elementSize = sbp_dtype_size(result.dtype);
+    result.data.resize(result.numElements() * elementSize);
+    const char *base =
+        reinterpret_cast<const char *>(at[1]) + at[2] * elementSize;
+    const int64_t *strides = at + 3 + rank;
+    bool rowMajor = true;
+    for (int64_t d = rank - 1, expected = 1; d >= 0; --d) {
+      rowMajor &= result.shape[d] == 1 || strides[d] == expected;
+      expected *= result.shape[d];
+    }
+    if (rowMajor) {
+      std::memcpy(result.data.data(), base, result.data.size());
+      std::free(reinterpret_cast<void *>(at[0]));
+      at += 3 + 2 * rank;
+      continue;
+    }
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t e = 0, n = result.numElements(); e < n; ++e) {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        offset += index[d] * strides[d];
+      std::memcpy(&result.data[e * elementSize], base + offset * elementSize,
+                  elementSize);
+      for (int64_t d = rank - 1; d >= 0 && ++index[d] == result.shape[d]; --d)
+        index[d] = 0;
+    }
+    std::free(reinterpret_cast<void *>(at[0]));
+    at += 3 + 2 * rank;
+  }
+}

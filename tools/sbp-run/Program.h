@@ -1,0 +1,63 @@
+//===- Program.h - A compiled entry function and its calling ----*- C++ -*-===//
+//
+// sbp-run's view of a program: the entry function's tensors with their
+// layouts, and the JIT-compiled code that each rank calls.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SBP_RUN_PROGRAM_H
+#define SBP_RUN_PROGRAM_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "sbp/Runtime/Shards.h"
+#include "sbp/Runtime/sbp_program.h"
+#include <memory>
+#include <optional>
+
+namespace sbp::run {
+
+/// One tensor argument or result of the entry function.
+struct TensorSpec {
+  std::string name;
+  sbp_dtype dtype = SBP_F32;
+  /// The MLIR element type, for messages.
+  std::string typeName;
+  /// Shape on one rank; -1 for dynamic sizes.
+  std::vector<int64_t> localShape;
+  /// Layout over the mesh.
+  runtime::Layout layout;
+};
+
+/// Describes argument and result `i` of `func`. Returns an error message
+/// for types that sbp-run cannot pass.
+std::optional<std::string> describeEntry(mlir::func::FuncOp func,
+                                         const std::vector<int64_t> &mesh,
+                                         std::vector<TensorSpec> &args,
+                                         std::vector<TensorSpec> &results);
+
+/// A program compiled for the CPU.
+class CompiledProgram {
+public:
+  /// Lowers `module` with `--sbp-lower-cpu` and JIT-compiles it. On failure
+  /// the diagnostics were reported and `error` says which step failed.
+  static std::unique_ptr<CompiledProgram> compile(mlir::ModuleOp module,
+                                                  llvm::StringRef entry,
+                                                  bool useBlas,
+                                                  std::string &error);
+
+  /// Calls the entry function with `args` (row-major, of the argument's
+  /// local shape) on the calling thread; fills `results`.
+  void call(const std::vector<runtime::NpyArray *> &args,
+            const std::vector<TensorSpec> &resultSpecs,
+            std::vector<runtime::NpyArray> &results) const;
+
+private:
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  void (*packed)(void **) = nullptr;
+};
+
+} // namespace sbp::run
+
+#endif // SBP_RUN_PROGRAM_H

@@ -1,0 +1,529 @@
+//===- sbp-run.cpp - Run a program on N ranks -----------------------------===//
+//
+// Reads a logical or partitioned program, partitions a logical one for the
+// mesh, JIT-compiles it, runs the entry function on every rank with that
+// rank's shard of the inputs, rebuilds the global results and optionally
+// compares them with the logical program run on one rank. Exit codes: 0 ok,
+// 1 numerical mismatch, 2 bad input or usage, 3 failure on a rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Execution.h"
+#include "Program.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
+#include "sbp/InitSbp.h"
+#include "sbp/Runtime/Npy.h"
+#include "sbp/Tools/InputFile.h"
+#include "sbp/Transforms/Pipelines.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace ::sbp::run;
+using ::sbp::runtime::NpyArray;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("sbp-run options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<program>"),
+                               cl::cat(category));
+cl::opt<std::string> meshFlag("mesh", cl::desc("Mesh shape, e.g. 2x2"),
+                              cl::value_desc("AxB..."), cl::cat(category));
+cl::opt<int64_t> ranksFlag("ranks", cl::desc("Number of ranks of a 1-d mesh"),
+                           cl::init(0), cl::cat(category));
+cl::opt<bool> autoFlag("auto", cl::desc("Run the auto-parallel search first"),
+                       cl::cat(category));
+cl::opt<std::string> clusterFlag("cluster",
+                                 cl::desc("Cluster preset or file for --auto"),
+                                 cl::cat(category));
+cl::opt<std::string> backendFlag("backend", cl::desc("cpu or cuda"),
+                                 cl::init("cpu"), cl::cat(category));
+cl::opt<std::string> commFlag("comm", cl::desc("threads, mpi or nccl"),
+                              cl::init("threads"), cl::cat(category));
+cl::opt<std::string>
+    entryFlag("entry",
+              cl::desc("Entry function (default: the only public function)"),
+              cl::cat(category));
+cl::list<std::string> inputFlags("input",
+                                 cl::desc("An input: NAME=FILE.npy, NAME "
+                                          "being argN or N (repeatable)"),
+                                 cl::cat(category));
+cl::opt<bool> randomInputs("random-inputs",
+                           cl::desc("Random inputs for arguments without "
+                                    "--input (the default)"),
+                           cl::cat(category));
+cl::opt<uint64_t> seedFlag("seed", cl::desc("Seed of the random inputs"),
+                           cl::init(0), cl::cat(category));
+cl::opt<std::string> outputDir("output-dir",
+                               cl::desc("Write each result as resultN.npy"),
+                               cl::cat(category));
+cl::opt<bool> referenceFlag(
+    "reference",
+    cl::desc("Also run the logical program on one rank and compare"),
+    cl::cat(category));
+cl::opt<double> tolFlag("tol",
+                        cl::desc("Largest relative error --reference "
+                                 "accepts (default 1e-4, 1e-10 for f64)"),
+                        cl::init(-1), cl::cat(category));
+cl::opt<int64_t> benchFlag("bench",
+                           cl::desc("Time N iterations after a warm-up"),
+                           cl::init(0), cl::cat(category));
+cl::opt<std::string> traceFlag("trace", cl::desc("Write a Chrome trace (JSON)"),
+                               cl::cat(category));
+cl::opt<double> timeoutFlag("timeout",
+                            cl::desc("Seconds a collective waits for its "
+                                     "peers before all ranks stop"),
+                            cl::init(300), cl::cat(category));
+cl::opt<bool> blasFlag("blas", cl::desc("Call OpenBLAS for matmuls"),
+                       cl::cat(category));
+cl::opt<int64_t> stagesFlag("pipeline-stages", cl::init(0), cl::Hidden,
+                            cl::cat(category));
+cl::opt<int64_t> microBatchesFlag("micro-batches", cl::init(0), cl::Hidden,
+                                  cl::cat(category));
+cl::opt<std::string> scheduleFlag("schedule", cl::Hidden, cl::cat(category));
+cl::opt<bool> trainFlag("train", cl::Hidden, cl::cat(category));
+
+/// A usage or input error: exit code 2.
+int usage(const llvm::Twine &message) {
+  llvm::errs() << "sbp-run: " << message << "\n";
+  return 2;
+}
+
+/// Parses "2x2" into a mesh shape.
+bool parseMesh(StringRef text, std::vector<int64_t> &shape) {
+  SmallVector<StringRef> parts;
+  text.split(parts, 'x');
+  for (StringRef part : parts) {
+    int64_t size;
+    if (part.getAsInteger(10, size) || size < 1)
+      return false;
+    shape.push_back(size);
+  }
+  return !shape.empty();
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") +
+            (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
+  return text + "]";
+}
+
+/// Whether `module` is already partitioned: sbp-partition marks it, and
+/// collectives exist only in partitioned programs.
+bool isPartitioned(ModuleOp module) {
+  if (module->hasAttr(mlir::sbp::SbpDialect::getPartitionedAttrName()))
+    return true;
+  WalkResult found = module.walk([](Operation *op) {
+    return isa<mlir::sbp::SbpDialect>(op->getDialect()) &&
+                   !isa<mlir::sbp::MeshOp, mlir::sbp::AnnotateOp, mlir::sbp::BoxingOp>(op)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+/// Random values: uniform in [-1, 1) for floats, [0, 4) for integers (small
+/// enough to index any dimension of a test model), 0 or 1 for i1.
+NpyArray randomArray(const TensorSpec &spec, const std::vector<int64_t> &shape,
+                     std::mt19937_64 &rng) {
+  NpyArray array;
+  array.dtype = spec.dtype;
+  array.shape = shape;
+  int64_t n = array.numElements();
+  array.data.resize(n * sbp_dtype_size(spec.dtype));
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  bool isBool = StringRef(spec.typeName).ends_with("xi1>") ||
+                spec.typeName == "tensor<i1>";
+  std::uniform_int_distribution<int> integer(0, isBool ? 1 : 3);
+  for (int64_t i = 0; i < n; ++i) {
+    switch (spec.dtype) {
+    case SBP_F32:
+      reinterpret_cast<float *>(array.data.data())[i] = real(rng);
+      break;
+    case SBP_F64:
+      reinterpret_cast<double *>(array.data.data())[i] = real(rng);
+      break;
+    case SBP_I32:
+      reinterpret_cast<int32_t *>(array.data.data())[i] = integer(rng);
+      break;
+    case SBP_I64:
+      reinterpret_cast<int64_t *>(array.data.data())[i] = integer(rng);
+      break;
+    case SBP_I8:
+      reinterpret_cast<int8_t *>(array.data.data())[i] = integer(rng);
+      break;
+    }
+  }
+  return array;
+}
+
+double element(const NpyArray &array, int64_t i) {
+  switch (array.dtype) {
+  case SBP_F32:
+    return reinterpret_cast<const float *>(array.data.data())[i];
+  case SBP_F64:
+    return reinterpret_cast<const double *>(array.data.data())[i];
+  case SBP_I32:
+    return reinterpret_cast<const int32_t *>(array.data.data())[i];
+  case SBP_I64:
+    return static_cast<double>(
+        reinterpret_cast<const int64_t *>(array.data.data())[i]);
+  case SBP_I8:
+    return reinterpret_cast<const int8_t *>(array.data.data())[i];
+  }
+  return 0;
+}
+
+const char *dtypeName(sbp_dtype dtype) {
+  switch (dtype) {
+  case SBP_F32:
+    return "f32";
+  case SBP_F64:
+    return "f64";
+  case SBP_I32:
+    return "i32";
+  case SBP_I64:
+    return "i64";
+  case SBP_I8:
+    return "i8";
+  }
+  return "?";
+}
+
+/// The run as the command line describes it.
+class Runner {
+public:
+  int run();
+
+private:
+  int load();
+  int resolveMesh();
+  int findEntry();
+  int prepareInputs(const std::vector<TensorSpec> &logicalArgs);
+  int compare(const std::vector<NpyArray> &results,
+              const std::vector<NpyArray> &expected);
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  std::vector<int64_t> mesh;
+  func::FuncOp entry;
+  std::vector<NpyArray> inputs;
+};
+
+int Runner::load() {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  mlir::sbp::registerSbpDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  context.appendDialectRegistry(registry);
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      mlir::sbp::openSbpInputFile(inputFile, &error);
+  if (!buffer)
+    return usage(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return usage("cannot parse " + inputFile);
+  return 0;
+}
+
+int Runner::resolveMesh() {
+  SmallVector<mlir::sbp::MeshOp> meshes(module->getOps<mlir::sbp::MeshOp>());
+  std::vector<int64_t> requested;
+  if (!meshFlag.empty() && ranksFlag)
+    return usage("--mesh and --ranks both give the mesh; use one");
+  if (!meshFlag.empty() && !parseMesh(meshFlag, requested))
+    return usage("--mesh " + meshFlag +
+                 ": expected sizes separated by 'x', e.g. 2x2");
+  if (ranksFlag < 0)
+    return usage("--ranks must be positive");
+  if (ranksFlag)
+    requested = {ranksFlag};
+  if (meshes.size() > 1)
+    return usage(inputFile + " declares " + std::to_string(meshes.size()) +
+                 " meshes; sbp-run runs programs on one mesh");
+  if (meshes.empty()) {
+    mesh = requested.empty() ? std::vector<int64_t>{1} : requested;
+    return 0;
+  }
+  ArrayRef<int64_t> declared = meshes[0].getShape();
+  mesh.assign(declared.begin(), declared.end());
+  if (!requested.empty() && requested != mesh)
+    return usage("the mesh " + formatShape(requested) +
+                 " from the command line does not match @" +
+                 meshes[0].getSymName() + " of shape " + formatShape(mesh) +
+                 " in " + inputFile);
+  return 0;
+}
+
+int Runner::findEntry() {
+  if (!entryFlag.empty()) {
+    entry = module->lookupSymbol<func::FuncOp>(entryFlag);
+    if (!entry || entry.isExternal())
+      return usage("no function @" + entryFlag + " in " + inputFile);
+    return 0;
+  }
+  SmallVector<func::FuncOp> candidates;
+  for (auto func : module->getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      candidates.push_back(func);
+  if (candidates.size() == 1) {
+    entry = candidates[0];
+    return 0;
+  }
+  for (func::FuncOp func : candidates)
+    if (func.getSymName() == "main") {
+      entry = func;
+      return 0;
+    }
+  return usage(inputFile + " has " + std::to_string(candidates.size()) +
+               " public functions; choose one with --entry");
+}
+
+int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
+  inputs.assign(args.size(), NpyArray());
+  std::vector<bool> given(args.size(), false);
+  for (const std::string &flag : inputFlags) {
+    auto [name, path] = StringRef(flag).split('=');
+    unsigned index;
+    StringRef number = name.starts_with("arg") ? name.drop_front(3) : name;
+    if (path.empty() || number.getAsInteger(10, index))
+      return usage("--input " + flag +
+                   ": expected NAME=FILE.npy with NAME "
+                   "argN or N");
+    if (index >= args.size())
+      return usage("--input " + flag + ": @" + entry.getSymName().str() +
+                   " has " + std::to_string(args.size()) + " arguments");
+    std::string error;
+    if (!::sbp::runtime::readNpy(path.str(), inputs[index], error))
+      return usage(error);
+    const TensorSpec &spec = args[index];
+    if (inputs[index].dtype != spec.dtype)
+      return usage(path + ": holds " + dtypeName(inputs[index].dtype) +
+                   " but " + spec.name + " of @" + entry.getSymName() + " is " +
+                   spec.typeName);
+    bool matches = inputs[index].shape.size() == spec.localShape.size();
+    for (size_t d = 0; matches && d < spec.localShape.size(); ++d)
+      matches = spec.localShape[d] < 0 ||
+                spec.localShape[d] == inputs[index].shape[d];
+    if (!matches)
+      return usage(path + ": has shape " + formatShape(inputs[index].shape) +
+                   " but " + spec.name + " of @" + entry.getSymName() + " is " +
+                   spec.typeName);
+    given[index] = true;
+  }
+  std::mt19937_64 rng(seedFlag);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (given[i])
+      continue;
+    for (int64_t size : args[i].localShape)
+      if (size < 0)
+        return usage(args[i].name + " of @" + entry.getSymName() +
+                     " has a dynamic shape; give it with --input");
+    inputs[i] = randomArray(args[i], args[i].localShape, rng);
+  }
+  return 0;
+}
+
+int Runner::compare(const std::vector<NpyArray> &results,
+                    const std::vector<NpyArray> &expected) {
+  double maxAbs = 0, maxRef = 0;
+  bool isF64 = false;
+  for (size_t r = 0; r < results.size(); ++r) {
+    if (results[r].shape != expected[r].shape) {
+      llvm::outs() << "result" << r << ": shape "
+                   << formatShape(results[r].shape) << " but the reference is "
+                   << formatShape(expected[r].shape) << "\n";
+      return 1;
+    }
+    isF64 |= results[r].dtype == SBP_F64;
+    for (int64_t i = 0, n = results[r].numElements(); i < n; ++i) {
+      double a = element(results[r], i), b = element(expected[r], i);
+      double diff = std::fabs(a - b);
+      if (std::isnan(a) != std::isnan(b))
+        diff = INFINITY;
+      else if (std::isnan(a) || a == b)
+        diff = 0;
+      maxAbs = std::max(maxAbs, diff);
+      if (!std::isnan(b))
+        maxRef = std::max(maxRef, std::fabs(b));
+    }
+  }
+  // Normwise relative error: partial sums in another order move every
+  // element by a fraction of the largest magnitude, not of its own.
+  double maxRel = maxAbs == 0 ? 0 : maxAbs / std::max(maxRef, 1e-30);
+  llvm::outs() << "max_abs_err=" << llvm::format("%.6g", maxAbs)
+               << " max_rel_err=" << llvm::format("%.6g", maxRel) << "\n";
+  double tol = tolFlag >= 0 ? tolFlag.getValue() : isF64 ? 1e-10 : 1e-4;
+  if (!(maxRel <= tol)) {
+    llvm::outs() << "mismatch: max_rel_err above --tol " << tol << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int Runner::run() {
+  if (inputFile.empty())
+    return usage("no program given; usage: sbp-run FILE [flags], see --help");
+  if (autoFlag || !clusterFlag.empty())
+    return usage("--auto/--cluster: the auto-parallel search is not built "
+                 "into this sbp-run yet");
+  if (backendFlag != "cpu" && backendFlag != "cuda")
+    return usage("--backend " + backendFlag + ": expected cpu or cuda");
+  if (backendFlag == "cuda")
+    return usage("--backend cuda: the GPU backend is not built into this "
+                 "sbp-run yet");
+  if (commFlag != "threads" && commFlag != "mpi" && commFlag != "nccl")
+    return usage("--comm " + commFlag + ": expected threads, mpi or nccl");
+  if (commFlag == "nccl")
+    return usage("--comm nccl needs --backend cuda");
+  if (stagesFlag || microBatchesFlag || !scheduleFlag.empty() || trainFlag)
+    return usage("pipeline and training flags are not built into this "
+                 "sbp-run yet");
+  if (benchFlag < 0)
+    return usage("--bench must not be negative");
+  if (!(timeoutFlag > 0))
+    return usage("--timeout must be positive");
+  if (int status = load())
+    return status;
+  if (int status = resolveMesh())
+    return status;
+  if (int status = findEntry())
+    return status;
+  std::string entryName = entry.getSymName().str();
+
+  bool partitioned = isPartitioned(*module);
+  if (referenceFlag && partitioned)
+    return usage("--reference needs the logical program; " + inputFile +
+                 " is already partitioned");
+  OwningOpRef<ModuleOp> logical = module->clone();
+
+  // The inputs are global tensors: the logical program's arguments, or the
+  // partitioned program's local ones scaled up by their layouts.
+  std::vector<TensorSpec> args, results;
+  if (auto error = describeEntry(entry, mesh, args, results))
+    return usage("@" + entryName + ": " + *error);
+  std::vector<TensorSpec> globalArgs = args;
+  if (partitioned)
+    for (TensorSpec &spec : globalArgs)
+      for (size_t a = 0; a < mesh.size(); ++a)
+        if (spec.layout.entries[a].kind == ::sbp::runtime::LayoutEntry::Split &&
+            spec.localShape[spec.layout.entries[a].dim] >= 0)
+          spec.localShape[spec.layout.entries[a].dim] *= mesh[a];
+  if (int status = prepareInputs(globalArgs))
+    return status;
+  std::vector<TensorSpec> logicalResults = results;
+
+  if (!partitioned) {
+    PassManager pm(&context);
+    mlir::sbp::buildParallelizePipeline(pm);
+    if (failed(pm.run(*module)))
+      return usage("cannot partition " + inputFile + " (see the errors above)");
+    entry = module->lookupSymbol<func::FuncOp>(entryName);
+    if (auto error = describeEntry(entry, mesh, args, results))
+      return usage("@" + entryName + ": " + *error);
+  }
+
+  std::string error;
+  auto program = CompiledProgram::compile(*module, entryName, blasFlag, error);
+  if (!program)
+    return usage(inputFile + ": " + error);
+
+  ExecutionOptions options;
+  options.mesh = mesh;
+  options.timeoutSeconds = timeoutFlag;
+  options.benchIterations = benchFlag;
+  options.trace = !traceFlag.empty();
+  options.useMpi = commFlag == "mpi";
+  Execution execution(*program, args, results, options);
+  std::vector<NpyArray> outputs;
+  if (!execution.run(inputs, outputs, error)) {
+    llvm::errs() << "sbp-run: " << error << "\n";
+    return 3;
+  }
+  if (!execution.isReportingRank())
+    return 0;
+  int64_t numRanks = 1;
+  for (int64_t size : mesh)
+    numRanks *= size;
+  llvm::outs() << "ran @" << entryName << " on " << numRanks << " rank"
+               << (numRanks == 1 ? "" : "s") << " (mesh " << formatShape(mesh)
+               << ", " << commFlag << ")\n";
+  for (size_t r = 0; r < outputs.size(); ++r)
+    llvm::outs() << "result" << r << ": " << dtypeName(outputs[r].dtype) << " "
+                 << formatShape(outputs[r].shape) << "\n";
+  if (benchFlag)
+    execution.printBench(llvm::outs());
+  if (!traceFlag.empty() && !execution.writeTrace(traceFlag, error))
+    return usage(error);
+  if (!outputDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      return usage("--output-dir " + outputDir + ": " + ec.message());
+    for (size_t r = 0; r < outputs.size(); ++r) {
+      llvm::SmallString<128> path(outputDir);
+      llvm::sys::path::append(path, "result" + std::to_string(r) + ".npy");
+      if (!::sbp::runtime::writeNpy(path.str().str(), outputs[r], error))
+        return usage(error);
+    }
+  }
+
+  if (!referenceFlag)
+    return 0;
+  std::string referenceError;
+  auto reference =
+      CompiledProgram::compile(*logical, entryName, blasFlag, referenceError);
+  if (!reference)
+    return usage(inputFile + ": reference: " + referenceError);
+  ExecutionOptions one;
+  one.mesh = std::vector<int64_t>(mesh.size(), 1);
+  one.timeoutSeconds = timeoutFlag;
+  Execution single(*reference, globalArgs, logicalResults, one);
+  std::vector<NpyArray> expected;
+  if (!single.run(inputs, expected, error)) {
+    llvm::errs() << "sbp-run: reference: " << error << "\n";
+    return 3;
+  }
+  return compare(outputs, expected);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  cl::HideUnrelatedOptions(category);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "sbp-run: partition a program for a mesh of ranks, run it and "
+          "compare it with one rank\n",
+          &llvm::errs()))
+    return 2;
+  Runner runner;
+  return runner.run();
+}
