@@ -37,6 +37,20 @@ bool hasTensors(TypeRange types) {
   return llvm::any_of(types, [](Type t) { return isa<RankedTensorType>(t); });
 }
 
+/// Whether `candidate` is the signature recorded on `op`. Only tensors carry
+/// layouts: other operands match any entry.
+bool matchesRecordedSignature(Operation *op, const NdSbpSignature &candidate) {
+  for (OpOperand &operand : op->getOpOperands())
+    if (isa<RankedTensorType>(operand.get().getType()) &&
+        getUseSharding(operand) !=
+            candidate.operands[operand.getOperandNumber()])
+      return false;
+  for (OpResult result : op->getResults())
+    if (getValueSharding(result) != candidate.results[result.getResultNumber()])
+      return false;
+  return true;
+}
+
 /// An op whose signature is chosen.
 struct Decision {
   Operation *op;
@@ -57,7 +71,7 @@ public:
 
 private:
   LogicalResult collectFixedLayouts();
-  void collectDecisions();
+  LogicalResult collectDecisions();
   /// The layout `value` currently has.
   NdSbpAttr layoutOf(Value value);
   /// The layout `use` currently needs; null when any will do.
@@ -122,30 +136,50 @@ LogicalResult FunctionPropagation::collectFixedLayouts() {
   return failure(walk.wasInterrupted());
 }
 
-void FunctionPropagation::collectDecisions() {
-  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (isa<AnnotateOp, BoxingOp, scf::ForOp>(op) ||
-        op->hasTrait<OpTrait::IsTerminator>())
-      return WalkResult::advance();
-    if (!hasTensors(op->getOperandTypes()) && !hasTensors(op->getResultTypes()))
-      return WalkResult::advance();
-    Decision decision{op, {}};
-    auto iface = dyn_cast<SbpSignatureOpInterface>(op);
-    if (iface)
-      decision.candidates = iface.getNdSbpSignatures(mesh);
-    if (decision.candidates.empty()) {
-      op->emitRemark() << "no SBP rule for this op on mesh @"
-                       << mesh.getSymName() << ": it runs whole, B in, B out";
-      NdSbpSignature whole;
-      whole.operands.assign(op->getNumOperands(), replicated);
-      whole.results.assign(op->getNumResults(), replicated);
-      decision.candidates.push_back(std::move(whole));
-    }
-    decisionOf[op] = decisions.size();
-    decisions.push_back(std::move(decision));
-    // Payloads of ops with a rule are part of the op.
-    return iface ? WalkResult::skip() : WalkResult::advance();
-  });
+LogicalResult FunctionPropagation::collectDecisions() {
+  WalkResult walk =
+      func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (isa<AnnotateOp, BoxingOp, scf::ForOp>(op) ||
+            op->hasTrait<OpTrait::IsTerminator>())
+          return WalkResult::advance();
+        if (!hasTensors(op->getOperandTypes()) &&
+            !hasTensors(op->getResultTypes()))
+          return WalkResult::advance();
+        Decision decision{op, {}};
+        auto iface = dyn_cast<SbpSignatureOpInterface>(op);
+        if (iface)
+          decision.candidates = iface.getNdSbpSignatures(mesh);
+        if (decision.candidates.empty()) {
+          op->emitRemark() << "no SBP rule for this op on mesh @"
+                           << mesh.getSymName()
+                           << ": it runs whole, B in, B out";
+          NdSbpSignature whole;
+          whole.operands.assign(op->getNumOperands(), replicated);
+          whole.results.assign(op->getNumResults(), replicated);
+          decision.candidates.push_back(std::move(whole));
+        }
+        // A signature recorded before (by hand, or by an earlier run) is kept.
+        if (op->hasAttr(SbpDialect::getResultShardingsAttrName())) {
+          auto *it = llvm::find_if(
+              decision.candidates, [&](const NdSbpSignature &candidate) {
+                return matchesRecordedSignature(op, candidate);
+              });
+          if (it == decision.candidates.end()) {
+            op->emitError()
+                << "the recorded signature (sbp.operands, "
+                   "sbp.results) is not one of this op's signatures "
+                   "on mesh @"
+                << mesh.getSymName();
+            return WalkResult::interrupt();
+          }
+          decision.candidates = {*it};
+        }
+        decisionOf[op] = decisions.size();
+        decisions.push_back(std::move(decision));
+        // Payloads of ops with a rule are part of the op.
+        return iface ? WalkResult::skip() : WalkResult::advance();
+      });
+  return failure(walk.wasInterrupted());
 }
 
 NdSbpAttr FunctionPropagation::layoutOf(Value value) {
@@ -287,7 +321,8 @@ void FunctionPropagation::record() {
 LogicalResult FunctionPropagation::run(unsigned maxSweeps) {
   if (failed(collectFixedLayouts()))
     return failure();
-  collectDecisions();
+  if (failed(collectDecisions()))
+    return failure();
   for (unsigned sweep = 0; sweep < maxSweeps; ++sweep) {
     bool changed = false;
     if (sweep % 2 == 0) {

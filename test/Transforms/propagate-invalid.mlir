@@ -52,3 +52,13 @@ func.func @unknown_mesh(%x: tensor<8x4xf32>) {
   %0 = sbp.annotate %x #sbp.nd<@nowhere, [S(0)]> : tensor<8x4xf32>
   return
 }
+
+// -----
+
+sbp.mesh @m shape = [2]
+func.func @recorded_signature_invalid(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // A split of dim 0 on the operand cannot give a split of dim 1.
+  // expected-error @+1 {{the recorded signature (sbp.operands, sbp.results) is not one of this op's signatures on mesh @m}}
+  %0 = math.exp %x {sbp.operands = [#sbp.nd<@m, [S(0)]>], sbp.results = [#sbp.nd<@m, [S(1)]>]} : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}

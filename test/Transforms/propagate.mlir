@@ -112,6 +112,18 @@ func.func @given_boxing(%x: tensor<8x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>}
 
 // -----
 
+// A recorded signature is kept although another one would send nothing:
+// the operand arrives replicated and is sliced.
+// CHECK-LABEL: func.func @recorded_signature
+// CHECK: math.exp %{{.*}} {sbp.operands = [#sbp.nd<@m, [S(1)]>], sbp.results = [#sbp.nd<@m, [S(1)]>]}
+sbp.mesh @m shape = [2]
+func.func @recorded_signature(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = math.exp %x {sbp.operands = [#sbp.nd<@m, [S(1)]>], sbp.results = [#sbp.nd<@m, [S(1)]>]} : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
 // A module without meshes is left alone.
 // CHECK-LABEL: func.func @no_mesh
 // CHECK-NOT: sbp.

@@ -38,7 +38,9 @@ def SbpPropagatePass : Pass<"sbp-propagate", "ModuleOp"> {
     The choice is made per function by iterated local improvement: each op
     in turn takes the signature that minimizes the bytes of boxing from its
     operands' layouts and to its users' needs, in forward and backward
-    sweeps until nothing changes. `scf.for` carries each iteration value in
+    sweeps until nothing changes. An op that already records a signature
+    (`sbp.operands` and `sbp.results`, written by hand or by an earlier
+    run) keeps it. `scf.for` carries each iteration value in
     the layout of its initial value; the yielded value is boxed to it. An op
     without an SBP rule runs whole (`B` in, `B` out) and gets a remark.
 
@@ -47,7 +49,8 @@ def SbpPropagatePass : Pass<"sbp-propagate", "ModuleOp"> {
     every op that computes on tensors (see `sbp-insert-boxing`).
 
     Constraints: all annotations of a function name one mesh; two
-    annotations of one value agree.
+    annotations of one value agree; a recorded signature is one of the op's
+    signatures.
   }];
   let dependentDialects = ["::mlir::sbp::SbpDialect"];
   let options = [

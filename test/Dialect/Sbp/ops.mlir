@@ -16,8 +16,8 @@ func.func @annotate(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   // `P` alone is printed as P(sum).
   // CHECK: sbp.annotate %{{.*}} #sbp.nd<@mesh2d, [P(sum), S(1)]> : tensor<8x16xf32>
   %c = sbp.annotate %b #sbp.nd<@mesh2d, [P, S(1)]> : tensor<8x16xf32>
-  // CHECK: sbp.annotate %{{.*}} #sbp.nd<@mesh2d, [P(max), P(min)]> : tensor<8x16xf32>
-  %d = sbp.annotate %c #sbp.nd<@mesh2d, [P(max), P(min)]> : tensor<8x16xf32>
+  // CHECK: sbp.annotate %{{.*}} #sbp.nd<@mesh2d, [P(max), P(max)]> : tensor<8x16xf32>
+  %d = sbp.annotate %c #sbp.nd<@mesh2d, [P(max), P(max)]> : tensor<8x16xf32>
   // The attribute may sit on a line of its own.
   // CHECK: sbp.annotate %{{.*}} #sbp.nd<@mesh1d, [B]> : tensor<8x16xf32>
   %e = sbp.annotate %d

@@ -19,6 +19,15 @@ func.func @negative_split(%x: tensor<8xf32>) {
 
 // -----
 
+sbp.mesh @m shape = [2, 2]
+func.func @mixed_partial_kinds(%x: tensor<8xf32>) {
+  // expected-error @+1 {{partial entries of one nd-SBP must use one reduction kind}}
+  %0 = sbp.annotate %x #sbp.nd<@m, [P(sum), P(max)]> : tensor<8xf32>
+  return
+}
+
+// -----
+
 sbp.mesh @m shape = [2]
 func.func @unknown_partial_kind(%x: tensor<8xf32>) {
   // expected-error @+1 {{unknown reduction kind 'avg'; expected sum, max or min}}

@@ -167,9 +167,18 @@ LogicalResult NdSbpAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "nd-SBP needs a mesh";
   if (entries.empty())
     return emitError() << "nd-SBP needs at least one entry";
-  for (const SbpEntry &entry : entries)
+  std::optional<ReductionKind> partial;
+  for (const SbpEntry &entry : entries) {
     if (entry.isSplit() && entry.getDim() < 0)
       return emitError() << "split dimension must be non-negative";
+    // Partial values of different kinds on two axes would make the logical
+    // value depend on the order of the reductions.
+    if (entry.isPartial() && partial && *partial != entry.getReduction())
+      return emitError() << "partial entries of one nd-SBP must use one "
+                            "reduction kind";
+    if (entry.isPartial())
+      partial = entry.getReduction();
+  }
   return success();
 }
 

@@ -26,7 +26,9 @@ def Sbp_NdSbpAttr : AttrDef<Sbp_Dialect, "NdSbp"> {
     Entries are `S(<dim>)`, `B`, `P`, `P(sum)`, `P(max)` and `P(min)`.
 
     Constraints checked by the attribute itself: split dimensions are
-    non-negative. Constraints checked where the attribute is used (on
+    non-negative; all partial entries use the same reduction kind (the
+    logical value of `[P(sum), P(max)]` would depend on the order of the
+    reductions). Constraints checked where the attribute is used (on
     `sbp.annotate`, `sbp.boxing` and `sbp.sharding` of function arguments and
     results): the mesh exists, there is one entry per mesh axis, and every
     split dimension is smaller than the tensor's rank.
