@@ -1,12 +1,11 @@
 //===- ProgramAbi.cpp - The calls compiled programs make ------------------===//
 //
 // Unpacks MLIR memref descriptors into sbp_tensors and forwards to the
-// communicator that the host set for this thread. Inputs with non-row-major
-// strides are packed into a temporary first; outputs are always fresh,
-// row-major allocations of the compiled program.
+// communicator that the host set for this thread.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Memref.h"
 #include "Tensors.h"
 #include "sbp/Runtime/sbp_program.h"
 #include <chrono>
@@ -21,66 +20,6 @@ namespace {
 thread_local sbp_comm *currentComm = nullptr;
 thread_local bool tracing = false;
 thread_local std::vector<sbp_span> spans;
-
-/// The ranked memref descriptor that an unranked memref points to.
-struct Descriptor {
-  char *allocated;
-  char *aligned;
-  int64_t offset;
-  // Followed by sizes[rank] and strides[rank].
-};
-
-/// A collective's view of one memref operand: the tensor it passes and, for
-/// strided inputs, the row-major copy that backs it.
-class Operand {
-public:
-  Operand(int64_t rank, void *memref, int64_t dtype)
-      : shape(rank), descriptor(static_cast<Descriptor *>(memref)) {
-    const auto *sizes = reinterpret_cast<const int64_t *>(descriptor + 1);
-    const int64_t *strides = sizes + rank;
-    shape.assign(sizes, sizes + rank);
-    tensor.rank = rank;
-    tensor.shape = shape.data();
-    tensor.dtype = static_cast<sbp_dtype>(dtype);
-    int64_t elementSize = sbp_dtype_size(tensor.dtype);
-    char *base = descriptor->aligned + descriptor->offset * elementSize;
-    tensor.data = base;
-    if (isRowMajor(sizes, strides, rank))
-      return;
-    // Gather the strided elements into a row-major temporary.
-    int64_t count = numElements(tensor);
-    packed.resize(count * elementSize);
-    std::vector<int64_t> index(rank, 0);
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t at = 0;
-      for (int64_t d = 0; d < rank; ++d)
-        at += index[d] * strides[d];
-      std::memcpy(&packed[i * elementSize], base + at * elementSize,
-                  elementSize);
-      for (int64_t d = rank - 1; d >= 0 && ++index[d] == sizes[d]; --d)
-        index[d] = 0;
-    }
-    tensor.data = packed.data();
-  }
-
-  sbp_tensor tensor{};
-
-private:
-  static bool isRowMajor(const int64_t *sizes, const int64_t *strides,
-                         int64_t rank) {
-    int64_t expected = 1;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (sizes[d] != 1 && strides[d] != expected)
-        return false;
-      expected *= sizes[d];
-    }
-    return true;
-  }
-
-  std::vector<int64_t> shape;
-  Descriptor *descriptor;
-  std::vector<char> packed;
-};
 
 /// Unpacks the mesh axes of a call.
 std::vector<int64_t> unpackAxes(int64_t axes, int64_t numAxes) {
@@ -175,7 +114,7 @@ static void all_reduce(int64_t inRank, void *in, int64_t outRank, void *out,
   if (!haveComm("all_reduce"))
     return;
   Span span("all_reduce");
-  Operand input(inRank, in, dtype), output(outRank, out, dtype);
+  MemrefView input(inRank, in, dtype), output(outRank, out, dtype);
   std::vector<int64_t> list = unpackAxes(axes, numAxes);
   sbp_all_reduce(currentComm, list.data(), numAxes, &input.tensor,
                  &output.tensor, static_cast<sbp_reduction>(kind));
@@ -187,7 +126,7 @@ static void all_gather(int64_t inRank, void *in, int64_t outRank, void *out,
   if (!haveComm("all_gather"))
     return;
   Span span("all_gather");
-  Operand input(inRank, in, dtype), output(outRank, out, dtype);
+  MemrefView input(inRank, in, dtype), output(outRank, out, dtype);
   std::vector<int64_t> list = unpackAxes(axes, numAxes);
   sbp_all_gather(currentComm, list.data(), numAxes, &input.tensor,
                  &output.tensor, dim);
@@ -199,7 +138,7 @@ static void reduce_scatter(int64_t inRank, void *in, int64_t outRank, void *out,
   if (!haveComm("reduce_scatter"))
     return;
   Span span("reduce_scatter");
-  Operand input(inRank, in, dtype), output(outRank, out, dtype);
+  MemrefView input(inRank, in, dtype), output(outRank, out, dtype);
   std::vector<int64_t> list = unpackAxes(axes, numAxes);
   sbp_reduce_scatter(currentComm, list.data(), numAxes, &input.tensor,
                      &output.tensor, dim, static_cast<sbp_reduction>(kind));
@@ -211,7 +150,7 @@ static void all_to_all(int64_t inRank, void *in, int64_t outRank, void *out,
   if (!haveComm("all_to_all"))
     return;
   Span span("all_to_all");
-  Operand input(inRank, in, dtype), output(outRank, out, dtype);
+  MemrefView input(inRank, in, dtype), output(outRank, out, dtype);
   std::vector<int64_t> list = unpackAxes(axes, numAxes);
   sbp_all_to_all(currentComm, list.data(), numAxes, &input.tensor,
                  &output.tensor, splitDim, concatDim);
@@ -223,7 +162,7 @@ static void broadcast(int64_t inRank, void *in, int64_t outRank, void *out,
   if (!haveComm("broadcast"))
     return;
   Span span("broadcast");
-  Operand input(inRank, in, dtype), output(outRank, out, dtype);
+  MemrefView input(inRank, in, dtype), output(outRank, out, dtype);
   std::vector<int64_t> list = unpackAxes(axes, numAxes);
   sbp_broadcast(currentComm, list.data(), numAxes, &input.tensor,
                 &output.tensor, root);
@@ -234,7 +173,7 @@ static void send(int64_t inRank, void *in, int64_t dtype, int64_t axes,
   if (!haveComm("send"))
     return;
   Span span("send");
-  Operand input(inRank, in, dtype);
+  MemrefView input(inRank, in, dtype);
   std::vector<int64_t> list = unpackAxes(axes, numAxes);
   sbp_send(currentComm, list.data(), numAxes, &input.tensor, peer);
 }
@@ -244,7 +183,7 @@ static void recv(int64_t outRank, void *out, int64_t dtype, int64_t axes,
   if (!haveComm("recv"))
     return;
   Span span("recv");
-  Operand output(outRank, out, dtype);
+  MemrefView output(outRank, out, dtype);
   std::vector<int64_t> list = unpackAxes(axes, numAxes);
   sbp_recv(currentComm, list.data(), numAxes, &output.tensor, peer);
 }

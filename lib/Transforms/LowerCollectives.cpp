@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sbp/Transforms/Passes.h"
+#include "RuntimeCalls.h"
 
 namespace mlir {
 namespace sbp {
@@ -38,73 +38,20 @@ StringRef getTypeSuffix(Type type) {
   return "";
 }
 
-/// Lowers the collectives of one module, declaring the runtime functions it
-/// calls once.
+/// Lowers the collectives of one module.
 class Lowering {
 public:
-  explicit Lowering(ModuleOp module)
-      : module(module), builder(module.getContext()) {}
+  explicit Lowering(ModuleOp module) : calls(module) {}
 
   LogicalResult lower(Operation *op);
 
 private:
-  Value i64(int64_t value) {
-    return arith::ConstantIntOp::create(builder, loc, value, 64);
-  }
-  Value toI64(Value index) {
-    return arith::IndexCastOp::create(builder, loc, builder.getI64Type(),
-                                      index);
-  }
-  Value toIndex(Value value) {
-    return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
-                                      value);
-  }
-
-  /// Calls runtime function `name`, declaring it on first use.
-  ValueRange call(StringRef name, ValueRange args, TypeRange results = {});
-
-  /// The operand as an unranked buffer, and its dynamic size along `dim`.
-  Value toBuffer(Value tensor);
-  Value dim(Value tensor, int64_t d) {
-    return tensor::DimOp::create(builder, loc, tensor, d);
-  }
-  Value unranked(Value buffer);
-
   /// The axes of `op` as the runtime takes them: packed, and their count.
   LogicalResult getAxes(Operation *op, ArrayRef<int64_t> axes,
                         SmallVectorImpl<Value> &args);
 
-  ModuleOp module;
-  OpBuilder builder;
-  Location loc = builder.getUnknownLoc();
+  RuntimeCallBuilder calls;
 };
-
-ValueRange Lowering::call(StringRef name, ValueRange args, TypeRange results) {
-  auto callee = module.lookupSymbol<func::FuncOp>(name);
-  if (!callee) {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToEnd(module.getBody());
-    callee =
-        func::FuncOp::create(builder, module.getLoc(), name,
-                             builder.getFunctionType(args.getTypes(), results));
-    callee.setPrivate();
-  }
-  return func::CallOp::create(builder, loc, callee, args).getResults();
-}
-
-Value Lowering::toBuffer(Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  auto memref = MemRefType::get(type.getShape(), type.getElementType());
-  auto buffer =
-      bufferization::ToBufferOp::create(builder, loc, memref, tensor, true);
-  return unranked(buffer);
-}
-
-Value Lowering::unranked(Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  return memref::CastOp::create(
-      builder, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
-}
 
 LogicalResult Lowering::getAxes(Operation *op, ArrayRef<int64_t> axes,
                                 SmallVectorImpl<Value> &args) {
@@ -118,19 +65,18 @@ LogicalResult Lowering::getAxes(Operation *op, ArrayRef<int64_t> axes,
                                << "; the runtime takes axes below 256";
     packed |= axis << (8 * i);
   }
-  args.push_back(i64(packed));
-  args.push_back(i64(axes.size()));
+  args.push_back(calls.i64(packed));
+  args.push_back(calls.i64(axes.size()));
   return success();
 }
 
 LogicalResult Lowering::lower(Operation *op) {
-  loc = op->getLoc();
-  builder.setInsertionPoint(op);
+  calls.setInsertionPoint(op);
   if (auto axisIndex = dyn_cast<AxisIndexOp>(op)) {
-    Value coord =
-        call("sbp_rt_axis_index", {i64(axisIndex.getAxisAttr().getInt())},
-             builder.getI64Type())[0];
-    axisIndex.replaceAllUsesWith(toIndex(coord));
+    Value coord = calls.call("sbp_rt_axis_index",
+                             {calls.i64(axisIndex.getAxisAttr().getInt())},
+                             IntegerType::get(op->getContext(), 64))[0];
+    axisIndex.replaceAllUsesWith(calls.toIndex(coord));
     axisIndex.erase();
     return success();
   }
@@ -148,17 +94,20 @@ LogicalResult Lowering::lower(Operation *op) {
   if (failed(getAxes(op, axesAttr.asArrayRef(), axes)))
     return failure();
   auto groupSum = [&](Value size) {
-    return toIndex(call("sbp_rt_group_sum", {toI64(size), axes[0], axes[1]},
-                        builder.getI64Type())[0]);
+    return calls.toIndex(calls.call("sbp_rt_group_sum",
+                                    {calls.toI64(size), axes[0], axes[1]},
+                                    IntegerType::get(op->getContext(), 64))[0]);
   };
   auto pieceSize = [&](Value size) {
-    return toIndex(call("sbp_rt_piece_size", {toI64(size), axes[0], axes[1]},
-                        builder.getI64Type())[0]);
+    return calls.toIndex(calls.call("sbp_rt_piece_size",
+                                    {calls.toI64(size), axes[0], axes[1]},
+                                    IntegerType::get(op->getContext(), 64))[0]);
   };
 
   if (auto send = dyn_cast<SendOp>(op)) {
-    call(("sbp_rt_send_" + suffix).str(),
-         {toBuffer(input), axes[0], axes[1], i64(send.getPeerAttr().getInt())});
+    calls.call(("sbp_rt_send_" + suffix).str(),
+               {calls.toBuffer(input), axes[0], axes[1],
+                calls.i64(send.getPeerAttr().getInt())});
     send.erase();
     return success();
   }
@@ -173,7 +122,7 @@ LogicalResult Lowering::lower(Operation *op) {
       return op->emitOpError()
              << "has a dynamic result size; received tensors need static "
                 "shapes";
-    Value size = dim(input, d);
+    Value size = calls.dim(input, d);
     if (auto gather = dyn_cast<AllGatherOp>(op)) {
       if (d == gather.getGatherDimAttr().getInt())
         size = groupSum(size);
@@ -190,40 +139,37 @@ LogicalResult Lowering::lower(Operation *op) {
     }
     sizes.push_back(size);
   }
-  auto outType =
-      MemRefType::get(resultType.getShape(), resultType.getElementType());
-  Value out = memref::AllocOp::create(builder, loc, outType, sizes);
+  Value out = calls.alloc(resultType, sizes);
 
   SmallVector<Value> args;
   if (input)
-    args.push_back(toBuffer(input));
-  args.push_back(unranked(out));
+    args.push_back(calls.toBuffer(input));
+  args.push_back(calls.unranked(out));
   args.append(axes);
   StringRef name;
   if (auto allReduce = dyn_cast<AllReduceOp>(op)) {
     name = "all_reduce";
-    args.push_back(i64(static_cast<int64_t>(allReduce.getReduction())));
+    args.push_back(calls.i64(static_cast<int64_t>(allReduce.getReduction())));
   } else if (auto gather = dyn_cast<AllGatherOp>(op)) {
     name = "all_gather";
-    args.push_back(i64(gather.getGatherDimAttr().getInt()));
+    args.push_back(calls.i64(gather.getGatherDimAttr().getInt()));
   } else if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
     name = "reduce_scatter";
-    args.push_back(i64(scatter.getScatterDimAttr().getInt()));
-    args.push_back(i64(static_cast<int64_t>(scatter.getReduction())));
+    args.push_back(calls.i64(scatter.getScatterDimAttr().getInt()));
+    args.push_back(calls.i64(static_cast<int64_t>(scatter.getReduction())));
   } else if (auto allToAll = dyn_cast<AllToAllOp>(op)) {
     name = "all_to_all";
-    args.push_back(i64(allToAll.getSplitDimAttr().getInt()));
-    args.push_back(i64(allToAll.getConcatDimAttr().getInt()));
+    args.push_back(calls.i64(allToAll.getSplitDimAttr().getInt()));
+    args.push_back(calls.i64(allToAll.getConcatDimAttr().getInt()));
   } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
     name = "broadcast";
-    args.push_back(i64(broadcast.getRootAttr().getInt()));
+    args.push_back(calls.i64(broadcast.getRootAttr().getInt()));
   } else {
     name = "recv";
-    args.push_back(i64(cast<RecvOp>(op).getPeerAttr().getInt()));
+    args.push_back(calls.i64(cast<RecvOp>(op).getPeerAttr().getInt()));
   }
-  call(("sbp_rt_" + name + "_" + suffix).str(), args);
-  Value result = bufferization::ToTensorOp::create(
-      builder, loc, resultType, out, /*restrict=*/true, /*writable=*/true);
+  calls.call(("sbp_rt_" + name + "_" + suffix).str(), args);
+  Value result = calls.toTensor(out, resultType);
   op->getResult(0).replaceAllUsesWith(result);
   op->erase();
   return success();

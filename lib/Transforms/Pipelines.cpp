@@ -2,11 +2,13 @@
 
 #include "sbp/Transforms/Pipelines.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -29,6 +31,12 @@ void sbp::buildLowerCpuPipeline(OpPassManager &pm,
   OpPassManager &funcs = pm.nest<func::FuncOp>();
   funcs.addPass(createConvertElementwiseToLinalgPass());
   funcs.addPass(createLinalgElementwiseOpFusionPass());
+  if (options.useBlas)
+    pm.addPass(createSbpMatmulToBlasPass());
+  if (options.vectorize) {
+    pm.addPass(createSbpTileAndVectorizePass());
+    pm.addPass(createCanonicalizerPass());
+  }
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -39,11 +47,21 @@ void sbp::buildLowerCpuPipeline(OpPassManager &pm,
   // The deallocation pipeline clones buffers it does not own.
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Masked and n-d transfers become loops of 1-d ones, fully unrolled so
+  // that no stack buffer sits in the hot loops.
+  pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMaskPass());
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  ConvertVectorToLLVMPassOptions vectorToLlvm;
+  vectorToLlvm.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
   pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

@@ -15,6 +15,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "sbp/Transforms/Pipelines.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdlib>
 #include <cstring>
@@ -137,7 +138,23 @@ std::unique_ptr<CompiledProgram> CompiledProgram::compile(ModuleOp module,
   // memref.copy of strided memrefs calls MLIR's C runner utilities.
   SmallVector<StringRef> libs = {SBP_MLIR_C_RUNNER_UTILS};
   engineOptions.sharedLibPaths = libs;
-  auto engine = ExecutionEngine::create(module, engineOptions);
+  // For the host CPU, and free to fuse multiplies and adds: the vectorized
+  // matmuls multiply and accumulate in separate ops.
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    error = "no target for the host: " + llvm::toString(builder.takeError());
+    return nullptr;
+  }
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  auto machine = builder->createTargetMachine();
+  if (!machine) {
+    error = "no target machine for the host: " +
+            llvm::toString(machine.takeError());
+    return nullptr;
+  }
+  auto engine =
+      ExecutionEngine::create(module, engineOptions, std::move(*machine));
   if (!engine) {
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return nullptr;

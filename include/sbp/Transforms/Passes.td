@@ -131,6 +131,52 @@ def SbpLowerCollectivesPass : Pass<"sbp-lower-collectives", "ModuleOp"> {
   ];
 }
 
+def SbpTileAndVectorizePass : Pass<"sbp-tile-and-vectorize", "ModuleOp"> {
+  let summary = "Tile and vectorize matmuls for the host CPU";
+  let description = [{
+    Applies a transform-dialect schedule to every f32 and f64
+    `linalg.matmul` on tensors of static shape: cache tiles (up to
+    64x512x32), then register tiles of `R x 2V x 1`, where `V` is the
+    number of elements in one vector register and `R` keeps the
+    accumulators in half of the registers; the register tile is vectorized
+    and the accumulator tile is hoisted out of the reduction loop so that
+    it stays in registers. Tiles divide the matmul's sizes, so no vector
+    needs masks; a matmul whose sizes admit no whole register tile (odd
+    sizes, say) is left to the loops. The vector width is read from the host
+    CPU at compile time (AVX-512: 512 bits, AVX/AVX2: 256, otherwise 128)
+    unless `vector-bits` sets it.
+
+    Constraints: `vector-bits` is 0, 128, 256 or 512.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Bits of one vector register (0: the host CPU's)">,
+  ];
+  let dependentDialects = [
+    "::mlir::transform::TransformDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::affine::AffineDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
+def SbpMatmulToBlasPass : Pass<"sbp-matmul-to-blas", "ModuleOp"> {
+  let summary = "Call OpenBLAS for f32 and f64 matmuls";
+  let description = [{
+    Replaces every f32 and f64 `linalg.matmul` on tensors with the default
+    indexing maps by a call of the runtime's `sbp_rt_matmul_f32` /
+    `sbp_rt_matmul_f64`, which computes `C + A * B` with `cblas_sgemm` /
+    `cblas_dgemm` (one thread per rank) into a fresh buffer, the same way
+    `sbp-lower-collectives` calls collectives. Other matmuls are left to
+    code generation.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
   let summary = "Remove meshes and layout attributes before lowering to LLVM";
   let description = [{

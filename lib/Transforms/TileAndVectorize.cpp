@@ -1,0 +1,172 @@
+//===- TileAndVectorize.cpp - Matmul schedule for the host CPU ------------===//
+//
+// A transform-dialect schedule: cache tiles, register tiles of two vectors
+// per row, vectorization and hoisting of the accumulators out of the
+// reduction loop. The schedule is written as transform IR with the register
+// tile of the element type and interpreted on ops tagged for it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Transform/IR/TransformOps.h"
+#include "mlir/Dialect/Transform/Interfaces/TransformInterfaces.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Parser/Parser.h"
+#include "sbp/Transforms/Passes.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/TargetParser/Host.h"
+#include <map>
+#include <numeric>
+
+namespace mlir {
+namespace sbp {
+#define GEN_PASS_DEF_SBPTILEANDVECTORIZEPASS
+#include "sbp/Transforms/Passes.h.inc"
+} // namespace sbp
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+constexpr StringLiteral kScheduleAttr = "sbp.schedule";
+
+/// Bits of one vector register of the host CPU.
+unsigned getHostVectorBits() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 512;
+  if (features.lookup("avx") || features.lookup("avx2"))
+    return 256;
+  return 128;
+}
+
+/// Tile sizes of one matmul: cache tiles, then `rows x cols x 1` register
+/// tiles. All divide the matmul's sizes, so that no tile needs masks.
+struct Tiles {
+  int64_t m, n, k, rows, cols;
+  std::string getTag() const {
+    return llvm::formatv("m{0}n{1}k{2}r{3}c{4}", m, n, k, rows, cols).str();
+  }
+};
+
+/// The tiles for a static `m x n x k` matmul on vectors of `lanes`
+/// elements with `registers` vector registers, or nothing when its sizes do
+/// not divide into whole register tiles.
+std::optional<Tiles> getTiles(int64_t m, int64_t n, int64_t k, int64_t lanes,
+                              int64_t registers) {
+  // The accumulators (rows x 2 vectors) take half of the registers.
+  Tiles tiles{0, 0, 0, registers / 4, 2 * lanes};
+  if (n % tiles.cols != 0)
+    tiles.cols = lanes;
+  if (m % tiles.rows != 0 && m % 4 == 0)
+    tiles.rows = 4;
+  if (m % tiles.rows != 0 || n % tiles.cols != 0)
+    return std::nullopt;
+  // Cache tiles measured best for f32 1024^3 on AVX2 (docs/benchmarks.md):
+  // with power-of-two leading dimensions, taller k tiles thrash L1 sets.
+  tiles.m = std::gcd(m, int64_t(64));
+  tiles.n = std::gcd(n, int64_t(512));
+  tiles.k = std::gcd(k, int64_t(32));
+  if (tiles.m % tiles.rows != 0)
+    tiles.m = tiles.rows;
+  if (tiles.n % tiles.cols != 0)
+    tiles.n = tiles.cols;
+  return tiles;
+}
+
+/// The schedule for the ops tagged with `tiles`' tag.
+std::string getSchedule(const Tiles &tiles) {
+  std::string schedule = R"mlir(
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(
+      %root: !transform.any_op {transform.readonly}) {
+    %ops = transform.structured.match attributes{sbp.schedule = "@TAG@"}
+        in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ops : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      %cache, %l1:3 = transform.structured.tile_using_for %op
+          tile_sizes [@CM@, @CN@, @CK@] : (!transform.any_op)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op,
+              !transform.any_op)
+      %reg, %l2:3 = transform.structured.tile_using_for %cache
+          tile_sizes [@ROWS@, @COLS@, 1] : (!transform.any_op)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op,
+              !transform.any_op)
+      transform.structured.vectorize %reg vector_sizes [@ROWS@, @COLS@, 1]
+          : !transform.any_op
+      transform.apply_licm to %l2#2 : !transform.any_op
+      transform.loop.hoist_loop_invariant_subsets %l2#2 : !transform.any_op
+    }
+    transform.yield
+  }
+}
+)mlir";
+  for (auto [key, value] :
+       {std::pair<StringRef, std::string>{"@TAG@", tiles.getTag()},
+        {"@ROWS@", std::to_string(tiles.rows)},
+        {"@COLS@", std::to_string(tiles.cols)},
+        {"@CM@", std::to_string(tiles.m)},
+        {"@CN@", std::to_string(tiles.n)},
+        {"@CK@", std::to_string(tiles.k)}})
+    for (size_t at; (at = schedule.find(key.str())) != std::string::npos;)
+      schedule.replace(at, key.size(), value);
+  return schedule;
+}
+
+struct SbpTileAndVectorizePass
+    : public sbp::impl::SbpTileAndVectorizePassBase<SbpTileAndVectorizePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    unsigned bits = vectorBits ? vectorBits : getHostVectorBits();
+    if (bits != 128 && bits != 256 && bits != 512) {
+      module.emitError() << "sbp-tile-and-vectorize: vector-bits must be 0, "
+                            "128, 256 or 512, not "
+                         << bits;
+      return signalPassFailure();
+    }
+    // Tag each matmul with its tiles; each set of tiles is one schedule.
+    std::map<std::string, Tiles> schedules;
+    module.walk([&](linalg::MatmulOp matmul) {
+      if (!matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps())
+        return;
+      auto lhs = cast<RankedTensorType>(matmul.getDpsInputs()[0].getType());
+      auto rhs = cast<RankedTensorType>(matmul.getDpsInputs()[1].getType());
+      Type element = lhs.getElementType();
+      if (!lhs.hasStaticShape() || !rhs.hasStaticShape() ||
+          (!element.isF32() && !element.isF64()) ||
+          rhs.getElementType() != element)
+        return;
+      int64_t lanes = bits / element.getIntOrFloatBitWidth();
+      // 16 vector registers below AVX-512, 32 with it.
+      std::optional<Tiles> tiles =
+          getTiles(lhs.getDimSize(0), rhs.getDimSize(1), lhs.getDimSize(1),
+                   lanes, bits == 512 ? 32 : 16);
+      if (!tiles)
+        return;
+      matmul->setAttr(kScheduleAttr,
+                      StringAttr::get(&getContext(), tiles->getTag()));
+      schedules.emplace(tiles->getTag(), *tiles);
+    });
+    for (const auto &[tag, tiles] : schedules) {
+      OwningOpRef<ModuleOp> schedule =
+          parseSourceString<ModuleOp>(getSchedule(tiles), &getContext());
+      if (!schedule)
+        return signalPassFailure();
+      auto entry = schedule->lookupSymbol<transform::TransformOpInterface>(
+          "__transform_main");
+      if (failed(transform::applyTransforms(
+              module, entry, {}, transform::TransformOptions(),
+              /*enforceToplevelTransformOp=*/false)))
+        return signalPassFailure();
+    }
+    module.walk(
+        [](linalg::MatmulOp matmul) { matmul->removeAttr(kScheduleAttr); });
+  }
+};
+
+} // namespace
