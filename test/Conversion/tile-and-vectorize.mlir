@@ -1,0 +1,49 @@
+// RUN: sbp-opt %s -split-input-file --sbp-tile-and-vectorize=vector-bits=256 | FileCheck %s
+// RUN: sbp-opt %s -split-input-file --sbp-tile-and-vectorize=vector-bits=512 | FileCheck %s --check-prefix=AVX512
+// RUN: %expect-exit 1 sbp-opt %s --sbp-tile-and-vectorize=vector-bits=100 2>&1 | FileCheck %s --check-prefix=BITS
+
+// 256-bit vectors: register tiles of 4 rows x 2 vectors of 8 f32, the
+// accumulators carried in registers through the reduction loop.
+// CHECK-LABEL: func.func @matmul
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} step %c4
+// CHECK: scf.for {{.*}} step %c16
+// CHECK: vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<4x16xf32>)
+// CHECK: arith.mulf {{.*}} : vector<4x16x1xf32>
+// CHECK-NOT: linalg.matmul
+// AVX512-LABEL: func.func @matmul
+// AVX512: scf.for {{.*}} -> ({{.*}}, vector<8x32xf32>)
+// BITS: error: sbp-tile-and-vectorize: vector-bits must be 0, 128, 256 or 512, not 100
+func.func @matmul(%a: tensor<128x64xf32>, %b: tensor<64x512xf32>, %c: tensor<128x512xf32>) -> tensor<128x512xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x512xf32>) outs(%c : tensor<128x512xf32>) -> tensor<128x512xf32>
+  return %0 : tensor<128x512xf32>
+}
+
+// -----
+
+// f64 has half the lanes.
+// CHECK-LABEL: func.func @matmul_f64
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<4x8xf64>)
+func.func @matmul_f64(%a: tensor<8x8xf64>, %b: tensor<8x8xf64>, %c: tensor<8x8xf64>) -> tensor<8x8xf64> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x8xf64>, tensor<8x8xf64>) outs(%c : tensor<8x8xf64>) -> tensor<8x8xf64>
+  return %0 : tensor<8x8xf64>
+}
+
+// -----
+
+// Odd sizes admit no whole register tile and dynamic sizes are unknown:
+// both stay for the loops.
+// CHECK-LABEL: func.func @left_alone
+// CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<5x7xf32>
+// CHECK: linalg.matmul ins(%arg3, %arg4 : tensor<?x8xf32>
+// CHECK-NOT: vector.
+func.func @left_alone(%a: tensor<5x7xf32>, %b: tensor<7x3xf32>, %c: tensor<5x3xf32>,
+                      %d: tensor<?x8xf32>, %e: tensor<8x16xf32>, %f: tensor<?x16xf32>)
+    -> (tensor<5x3xf32>, tensor<?x16xf32>) {
+  %0 = linalg.matmul ins(%a, %b : tensor<5x7xf32>, tensor<7x3xf32>) outs(%c : tensor<5x3xf32>) -> tensor<5x3xf32>
+  %1 = linalg.matmul ins(%d, %e : tensor<?x8xf32>, tensor<8x16xf32>) outs(%f : tensor<?x16xf32>) -> tensor<?x16xf32>
+  return %0, %1 : tensor<5x3xf32>, tensor<?x16xf32>
+}
