@@ -64,10 +64,9 @@ std::optional<std::string> describe(Type type, DictionaryAttr attrs,
       size = -1;
   spec.layout.meshShape = mesh;
   spec.layout.entries.assign(mesh.size(), LayoutEntry());
-  auto sharding =
-      attrs
-          ? attrs.getAs<mlir::sbp::NdSbpAttr>(mlir::sbp::SbpDialect::getShardingAttrName())
-          : nullptr;
+  auto sharding = attrs ? attrs.getAs<mlir::sbp::NdSbpAttr>(
+                              mlir::sbp::SbpDialect::getShardingAttrName())
+                        : nullptr;
   if (!sharding)
     return std::nullopt;
   if (sharding.size() != mesh.size())
@@ -88,9 +87,9 @@ std::optional<std::string> describe(Type type, DictionaryAttr attrs,
 } // namespace
 
 auto ::sbp::run::describeEntry(func::FuncOp func,
-                              const std::vector<int64_t> &mesh,
-                              std::vector<TensorSpec> &args,
-                              std::vector<TensorSpec> &results)
+                               const std::vector<int64_t> &mesh,
+                               std::vector<TensorSpec> &args,
+                               std::vector<TensorSpec> &results)
     -> std::optional<std::string> {
   args.assign(func.getNumArguments(), TensorSpec());
   results.assign(func.getNumResults(), TensorSpec());
@@ -109,10 +108,9 @@ auto ::sbp::run::describeEntry(func::FuncOp func,
   return std::nullopt;
 }
 
-std::unique_ptr<CompiledProgram> CompiledProgram::compile(ModuleOp module,
-                                                          StringRef entry,
-                                                          bool useBlas,
-                                                          std::string &error) {
+std::unique_ptr<CompiledProgram>
+CompiledProgram::compile(ModuleOp module, StringRef entry, bool optimize,
+                         bool useBlas, std::string &error) {
   // The host reuses its inputs (benchmark iterations, the reference run):
   // the program must not write into them.
   if (auto func = module.lookupSymbol<func::FuncOp>(entry))
@@ -122,7 +120,8 @@ std::unique_ptr<CompiledProgram> CompiledProgram::compile(ModuleOp module,
 
   PassManager pm(module.getContext());
   mlir::sbp::LowerCpuOptions options;
-  options.useBlas = useBlas;
+  options.useBlas = optimize && useBlas;
+  options.vectorize = optimize;
   mlir::sbp::buildLowerCpuPipeline(pm, options);
   if (failed(pm.run(module))) {
     error = "lowering to LLVM failed";
@@ -130,10 +129,10 @@ std::unique_ptr<CompiledProgram> CompiledProgram::compile(ModuleOp module,
   }
 
   // The options hold references: the transformer must outlive create().
-  std::function<llvm::Error(llvm::Module *)> optimize =
+  std::function<llvm::Error(llvm::Module *)> transformer =
       makeOptimizingTransformer(3, 0, nullptr);
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = optimize;
+  engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // memref.copy of strided memrefs calls MLIR's C runner utilities.
   SmallVector<StringRef> libs = {SBP_MLIR_C_RUNNER_UTILS};

@@ -40,12 +40,13 @@ std::optional<std::string> describeEntry(mlir::func::FuncOp func,
 /// A program compiled for the CPU.
 class CompiledProgram {
 public:
-  /// Lowers `module` with `--sbp-lower-cpu` and JIT-compiles it. On failure
-  /// the diagnostics were reported and `error` says which step failed.
-  static std::unique_ptr<CompiledProgram> compile(mlir::ModuleOp module,
-                                                  llvm::StringRef entry,
-                                                  bool useBlas,
-                                                  std::string &error);
+  /// Lowers `module` with `--sbp-lower-cpu` (tiled and vectorized, or with
+  /// BLAS, or plain loops when `optimize` is false) and JIT-compiles it. On
+  /// failure the diagnostics were reported and `error` says which step
+  /// failed.
+  static std::unique_ptr<CompiledProgram>
+  compile(mlir::ModuleOp module, llvm::StringRef entry, bool optimize,
+          bool useBlas, std::string &error);
 
   /// Calls the entry function with `args` (row-major, of the argument's
   /// local shape) on the calling thread; fills `results`.

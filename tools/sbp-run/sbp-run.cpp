@@ -134,7 +134,8 @@ bool isPartitioned(ModuleOp module) {
     return true;
   WalkResult found = module.walk([](Operation *op) {
     return isa<mlir::sbp::SbpDialect>(op->getDialect()) &&
-                   !isa<mlir::sbp::MeshOp, mlir::sbp::AnnotateOp, mlir::sbp::BoxingOp>(op)
+                   !isa<mlir::sbp::MeshOp, mlir::sbp::AnnotateOp,
+                        mlir::sbp::BoxingOp>(op)
                ? WalkResult::interrupt()
                : WalkResult::advance();
   });
@@ -450,7 +451,8 @@ int Runner::run() {
   }
 
   std::string error;
-  auto program = CompiledProgram::compile(*module, entryName, blasFlag, error);
+  auto program =
+      CompiledProgram::compile(*module, entryName, true, blasFlag, error);
   if (!program)
     return usage(inputFile + ": " + error);
 
@@ -494,9 +496,11 @@ int Runner::run() {
 
   if (!referenceFlag)
     return 0;
+  // The reference is the plainest lowering (loops, no BLAS), so that it
+  // checks the code generation as well as the partitioning.
   std::string referenceError;
-  auto reference =
-      CompiledProgram::compile(*logical, entryName, blasFlag, referenceError);
+  auto reference = CompiledProgram::compile(*logical, entryName, false, false,
+                                            referenceError);
   if (!reference)
     return usage(inputFile + ": reference: " + referenceError);
   ExecutionOptions one;
