@@ -37,3 +37,8 @@ llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
 for name in ("mlir_c_runner_utils", "mlir_runner_utils"):
     config.substitutions.append(
         ("%" + name, os.path.join(llvm_lib_dir, "lib" + name + ".so")))
+
+# The runtime's MPI backend, run under mpirun.
+if config.sbp_have_mpi.upper() in ("TRUE", "ON", "1") and config.mpiexec:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", config.mpiexec))

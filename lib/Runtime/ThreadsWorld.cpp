@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Comm.h"
 #include "Tensors.h"
 #include <chrono>
 #include <condition_variable>
@@ -50,16 +51,39 @@ std::string describeAxes(const int64_t *axes, int64_t numAxes) {
 
 } // namespace
 
-struct sbp_comm {
-  sbp_world *world;
-  int64_t rank;
-  std::vector<int64_t> coords;
+struct ThreadsWorld;
+
+/// A rank of a threads world.
+struct ThreadsComm : sbp_comm {
+  ThreadsWorld *world = nullptr;
+
+  int allReduce(const int64_t *axes, int64_t numAxes, const sbp_tensor *in,
+                sbp_tensor *out, sbp_reduction kind) override;
+  int allGather(const int64_t *axes, int64_t numAxes, const sbp_tensor *in,
+                sbp_tensor *out, int64_t dim) override;
+  int reduceScatter(const int64_t *axes, int64_t numAxes, const sbp_tensor *in,
+                    sbp_tensor *out, int64_t dim, sbp_reduction kind) override;
+  int allToAll(const int64_t *axes, int64_t numAxes, const sbp_tensor *in,
+               sbp_tensor *out, int64_t splitDim, int64_t concatDim) override;
+  int broadcast(const int64_t *axes, int64_t numAxes, const sbp_tensor *in,
+                sbp_tensor *out, int64_t root) override;
+  int send(const int64_t *axes, int64_t numAxes, const sbp_tensor *in,
+           int64_t peer) override;
+  int recv(const int64_t *axes, int64_t numAxes, sbp_tensor *out,
+           int64_t peer) override;
+  void abort(const std::string &reason) override;
 };
 
-struct sbp_world {
-  std::vector<int64_t> meshShape;
+/// Ranks as threads of this process, sharing memory.
+struct ThreadsWorld : sbp_world {
   std::chrono::duration<double> timeout;
-  std::vector<std::unique_ptr<sbp_comm>> comms;
+  std::vector<std::unique_ptr<ThreadsComm>> comms;
+
+  sbp_comm *getComm(int64_t rank) override { return comms[rank].get(); }
+  const char *getError() override {
+    std::lock_guard<std::mutex> lock(mutex);
+    return error.empty() ? nullptr : error.c_str();
+  }
 
   std::mutex mutex;
   std::condition_variable changed;
@@ -76,12 +100,12 @@ struct sbp_world {
 
   /// The group of `comm` over `axes`, or null for invalid axes. Needs
   /// `mutex`.
-  Group *getGroup(const sbp_comm &comm, const int64_t *axes, int64_t numAxes,
+  Group *getGroup(const ThreadsComm &comm, const int64_t *axes, int64_t numAxes,
                   int64_t &index);
 
   /// The world rank of group rank `peer`, or -1 (recording the error) when
   /// the axes or the peer are invalid. Needs `mutex`.
-  int64_t getPeer(const sbp_comm &comm, const int64_t *axes, int64_t numAxes,
+  int64_t getPeer(const ThreadsComm &comm, const int64_t *axes, int64_t numAxes,
                   int64_t peer, const char *op) {
     int64_t index = 0;
     Group *group = getGroup(comm, axes, numAxes, index);
@@ -103,8 +127,8 @@ struct sbp_world {
                  int64_t rank, const char *op);
 };
 
-Group *sbp_world::getGroup(const sbp_comm &comm, const int64_t *axes,
-                           int64_t numAxes, int64_t &index) {
+Group *ThreadsWorld::getGroup(const ThreadsComm &comm, const int64_t *axes,
+                              int64_t numAxes, int64_t &index) {
   int64_t meshRank = static_cast<int64_t>(meshShape.size());
   std::vector<bool> inGroup(meshRank, false);
   for (int64_t i = 0; i < numAxes; ++i) {
@@ -146,9 +170,9 @@ Group *sbp_world::getGroup(const sbp_comm &comm, const int64_t *axes,
   return group.get();
 }
 
-int sbp_world::rendezvous(std::unique_lock<std::mutex> &lock, Group &group,
-                          int64_t index, const sbp_tensor *posted,
-                          sbp_tensor *output, int64_t rank, const char *op) {
+int ThreadsWorld::rendezvous(std::unique_lock<std::mutex> &lock, Group &group,
+                             int64_t index, const sbp_tensor *posted,
+                             sbp_tensor *output, int64_t rank, const char *op) {
   if (!error.empty())
     return SBP_ERR_ABORTED;
   if (posted) {
@@ -192,10 +216,10 @@ namespace {
 /// Runs one collective: rendezvous, `body` reading the peers' posted
 /// tensors, rendezvous again.
 template <typename Body>
-int collective(sbp_comm *comm, const char *op, const int64_t *axes,
+int collective(ThreadsComm *comm, const char *op, const int64_t *axes,
                int64_t numAxes, const sbp_tensor *posted, sbp_tensor *output,
                Body body) {
-  sbp_world &world = *comm->world;
+  ThreadsWorld &world = *comm->world;
   std::unique_lock<std::mutex> lock(world.mutex);
   int64_t index = 0;
   Group *group = world.getGroup(*comm, axes, numAxes, index);
@@ -234,65 +258,31 @@ extern "C" {
 
 sbp_world *sbp_threads_world_create(const int64_t *meshShape, int64_t meshRank,
                                     double timeoutSeconds) {
-  auto *world = new sbp_world;
+  auto *world = new ThreadsWorld;
   world->meshShape.assign(meshShape, meshShape + meshRank);
   world->timeout = std::chrono::duration<double>(timeoutSeconds);
-  int64_t size = 1;
-  for (int64_t s : world->meshShape)
-    size *= s;
-  for (int64_t rank = 0; rank < size; ++rank) {
-    auto comm = std::make_unique<sbp_comm>();
+  for (int64_t rank = 0, size = sbp_world_size(world); rank < size; ++rank) {
+    auto comm = std::make_unique<ThreadsComm>();
     comm->world = world;
     comm->rank = rank;
-    comm->coords.resize(meshRank);
-    for (int64_t a = meshRank - 1, rest = rank; a >= 0; --a) {
-      comm->coords[a] = rest % meshShape[a];
-      rest /= meshShape[a];
-    }
+    comm->meshShape = world->meshShape;
+    comm->coords = getMeshCoords(world->meshShape, rank);
     world->comms.push_back(std::move(comm));
   }
   return world;
 }
 
-void sbp_world_destroy(sbp_world *world) { delete world; }
+} // extern "C"
 
-int64_t sbp_world_size(const sbp_world *world) {
-  return static_cast<int64_t>(world->comms.size());
+void ThreadsComm::abort(const std::string &reason) {
+  std::lock_guard<std::mutex> lock(world->mutex);
+  world->fail("rank " + std::to_string(rank) + ": " + reason);
 }
 
-const char *sbp_world_error(const sbp_world *world) {
-  auto *w = const_cast<sbp_world *>(world);
-  std::lock_guard<std::mutex> lock(w->mutex);
-  return w->error.empty() ? nullptr : w->error.c_str();
-}
-
-sbp_comm *sbp_world_comm(sbp_world *world, int64_t rank) {
-  if (rank < 0 || rank >= sbp_world_size(world))
-    return nullptr;
-  return world->comms[rank].get();
-}
-
-int64_t sbp_comm_rank(const sbp_comm *comm) { return comm->rank; }
-
-int64_t sbp_comm_axis_index(const sbp_comm *comm, int64_t axis) {
-  return comm->coords.at(axis);
-}
-
-int64_t sbp_comm_mesh_rank(const sbp_comm *comm) {
-  return static_cast<int64_t>(comm->coords.size());
-}
-
-int64_t sbp_comm_mesh_size(const sbp_comm *comm, int64_t axis) {
-  return comm->world->meshShape.at(axis);
-}
-
-void sbp_comm_abort(sbp_comm *comm, const char *reason) {
-  std::lock_guard<std::mutex> lock(comm->world->mutex);
-  comm->world->fail("rank " + std::to_string(comm->rank) + ": " + reason);
-}
-
-int sbp_all_reduce(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
-                   const sbp_tensor *in, sbp_tensor *out, sbp_reduction kind) {
+int ThreadsComm::allReduce(const int64_t *axes, int64_t numAxes,
+                           const sbp_tensor *in, sbp_tensor *out,
+                           sbp_reduction kind) {
+  ThreadsComm *comm = this;
   // Each rank reduces its balanced share of the elements once and writes it
   // into every rank's output: every element is read once per input and
   // written once per output, over all ranks together.
@@ -311,8 +301,9 @@ int sbp_all_reduce(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
                     });
 }
 
-int sbp_all_gather(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
-                   const sbp_tensor *in, sbp_tensor *out, int64_t dim) {
+int ThreadsComm::allGather(const int64_t *axes, int64_t numAxes,
+                           const sbp_tensor *in, sbp_tensor *out, int64_t dim) {
+  ThreadsComm *comm = this;
   return collective(comm, "all_gather", axes, numAxes, in, out,
                     [&](Group &group, int64_t) -> std::string {
                       if (dim < 0 || dim >= out->rank)
@@ -333,9 +324,10 @@ int sbp_all_gather(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
                     });
 }
 
-int sbp_reduce_scatter(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
-                       const sbp_tensor *in, sbp_tensor *out, int64_t dim,
-                       sbp_reduction kind) {
+int ThreadsComm::reduceScatter(const int64_t *axes, int64_t numAxes,
+                               const sbp_tensor *in, sbp_tensor *out,
+                               int64_t dim, sbp_reduction kind) {
+  ThreadsComm *comm = this;
   return collective(
       comm, "reduce_scatter", axes, numAxes, in, out,
       [&](Group &group, int64_t index) -> std::string {
@@ -360,9 +352,10 @@ int sbp_reduce_scatter(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
       });
 }
 
-int sbp_all_to_all(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
-                   const sbp_tensor *in, sbp_tensor *out, int64_t splitDim,
-                   int64_t concatDim) {
+int ThreadsComm::allToAll(const int64_t *axes, int64_t numAxes,
+                          const sbp_tensor *in, sbp_tensor *out,
+                          int64_t splitDim, int64_t concatDim) {
+  ThreadsComm *comm = this;
   return collective(comm, "all_to_all", axes, numAxes, in, out,
                     [&](Group &group, int64_t index) -> std::string {
                       if (splitDim < 0 || splitDim >= in->rank ||
@@ -384,8 +377,10 @@ int sbp_all_to_all(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
                     });
 }
 
-int sbp_broadcast(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
-                  const sbp_tensor *in, sbp_tensor *out, int64_t root) {
+int ThreadsComm::broadcast(const int64_t *axes, int64_t numAxes,
+                           const sbp_tensor *in, sbp_tensor *out,
+                           int64_t root) {
+  ThreadsComm *comm = this;
   return collective(comm, "broadcast", axes, numAxes, in, out,
                     [&](Group &group, int64_t) -> std::string {
                       if (root < 0 ||
@@ -400,9 +395,10 @@ int sbp_broadcast(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
                     });
 }
 
-int sbp_send(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
-             const sbp_tensor *in, int64_t peer) {
-  sbp_world &world = *comm->world;
+int ThreadsComm::send(const int64_t *axes, int64_t numAxes,
+                      const sbp_tensor *in, int64_t peer) {
+  ThreadsComm *comm = this;
+  ThreadsWorld &world = *comm->world;
   std::lock_guard<std::mutex> lock(world.mutex);
   if (!world.error.empty())
     return SBP_ERR_ABORTED;
@@ -419,9 +415,10 @@ int sbp_send(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
   return SBP_OK;
 }
 
-int sbp_recv(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
-             sbp_tensor *out, int64_t peer) {
-  sbp_world &world = *comm->world;
+int ThreadsComm::recv(const int64_t *axes, int64_t numAxes, sbp_tensor *out,
+                      int64_t peer) {
+  ThreadsComm *comm = this;
+  ThreadsWorld &world = *comm->world;
   std::unique_lock<std::mutex> lock(world.mutex);
   int64_t from = world.getPeer(*comm, axes, numAxes, peer, "recv");
   if (from < 0)
@@ -455,5 +452,3 @@ int sbp_recv(sbp_comm *comm, const int64_t *axes, int64_t numAxes,
             static_cast<char *>(out->data));
   return SBP_OK;
 }
-
-} // extern "C"

@@ -261,11 +261,12 @@ def boxing_cases(mesh_name, seed, chunk=64):
     return programs
 
 
-def run(sbp_run, name, text, workdir, seed):
+def run(command, name, text, workdir, seed):
     path = os.path.join(workdir, name + ".mlir")
     with open(path, "w") as f:
         f.write(text + "\n")
-    out = subprocess.run([sbp_run, path, "--reference", "--seed", str(seed)],
+    out = subprocess.run(command[0] + [path] + command[1] +
+                         ["--reference", "--seed", str(seed)],
                          capture_output=True, text=True, timeout=600)
     return name, path, out
 
@@ -278,6 +279,9 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--launcher", default="",
+                        help="command that starts sbp-run, e.g. 'mpirun -np 4'")
+    parser.add_argument("--comm", default="threads", help="sbp-run's --comm")
     args = parser.parse_args()
     workdir = args.workdir or tempfile.mkdtemp(prefix="sbp-harness-")
     os.makedirs(workdir, exist_ok=True)
@@ -295,7 +299,11 @@ def main():
 
     failures = 0
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = [pool.submit(run, args.run, name, text, workdir, args.seed)
+        command = args.launcher.split() + [args.run, "--comm", args.comm]
+        # The program's path goes right after the sbp-run binary.
+        at = len(args.launcher.split()) + 1
+        futures = [pool.submit(run, (command[:at], command[at:]), name, text,
+                               workdir, args.seed)
                    for name, text in programs]
         for future in futures:
             name, path, out = future.result()

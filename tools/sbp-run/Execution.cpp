@@ -11,9 +11,11 @@
 #include "sbp/Runtime/sbp_program.h"
 #include "llvm/Support/Format.h"
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 using namespace sbp::run;
@@ -105,7 +107,7 @@ void Execution::runRank(int64_t rank, sbp_comm *comm,
       options.benchIterations > 0 ? options.benchIterations + 1 : 1;
   for (int64_t it = 0; it < iterations; ++it) {
     bool record = timed && (options.benchIterations == 0 || it > 0);
-    barrier->wait();
+    synchronize();
     sbp_program_trace(record);
     double begin = sbp_program_now_us();
     program.call(pointers, results, rankResults);
@@ -132,22 +134,44 @@ bool Execution::run(const std::vector<NpyArray> &inputs,
   int64_t numRanks = 1;
   for (int64_t size : options.mesh)
     numRanks *= size;
-  if (options.useMpi) {
-    error = "--comm mpi: this sbp-run was built without MPI";
-    return false;
-  }
-  sbp_world *world = sbp_threads_world_create(
-      options.mesh.data(), options.mesh.size(), options.timeoutSeconds);
-  barrier = std::make_shared<Barrier>(numRanks);
   timeline.assign(numRanks, {});
   std::vector<std::vector<NpyArray>> rankResults(numRanks);
-  std::vector<std::thread> threads;
-  for (int64_t rank = 0; rank < numRanks; ++rank)
-    threads.emplace_back([&, rank] {
-      runRank(rank, sbp_world_comm(world, rank), inputs, rankResults[rank]);
-    });
-  for (std::thread &thread : threads)
-    thread.join();
+  sbp_world *world;
+  if (options.useMpi) {
+    // This process runs its own rank; the ranks meet in an all-reduce.
+    const char *problem = nullptr;
+    world = sbp_mpi_world_create(options.mesh.data(), options.mesh.size(),
+                                 options.timeoutSeconds, &problem);
+    if (!world) {
+      error = std::string("--comm mpi: ") + problem;
+      usageError = true;
+      return false;
+    }
+    int64_t rank = sbp_world_process_rank(world);
+    reporting = rank == 0;
+    sbp_comm *comm = sbp_world_comm(world, rank);
+    std::vector<int64_t> axes(options.mesh.size());
+    std::iota(axes.begin(), axes.end(), 0);
+    synchronize = [comm, axes] {
+      int64_t one = 1, value = 0, sum = 0;
+      sbp_tensor in{&value, 1, &one, SBP_I64}, out{&sum, 1, &one, SBP_I64};
+      sbp_all_reduce(comm, axes.data(), axes.size(), &in, &out, SBP_SUM);
+    };
+    runRank(rank, comm, inputs, rankResults[rank]);
+    gatherResults(comm, rank, rankResults);
+  } else {
+    world = sbp_threads_world_create(options.mesh.data(), options.mesh.size(),
+                                     options.timeoutSeconds);
+    auto barrier = std::make_shared<Barrier>(numRanks);
+    synchronize = [barrier] { barrier->wait(); };
+    std::vector<std::thread> threads;
+    for (int64_t rank = 0; rank < numRanks; ++rank)
+      threads.emplace_back([&, rank] {
+        runRank(rank, sbp_world_comm(world, rank), inputs, rankResults[rank]);
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+  }
   if (const char *failure = sbp_world_error(world)) {
     error = failure;
     sbp_world_destroy(world);
@@ -170,12 +194,58 @@ bool Execution::run(const std::vector<NpyArray> &inputs,
   return true;
 }
 
+void Execution::gatherResults(sbp_comm *comm, int64_t rank,
+                              std::vector<std::vector<NpyArray>> &rankResults) {
+  // Every rank's shapes, then every rank's bytes, with the runtime's own
+  // all-gather over the whole mesh (whose group order is the rank order).
+  std::vector<int64_t> axes(options.mesh.size());
+  std::iota(axes.begin(), axes.end(), 0);
+  int64_t numRanks = rankResults.size();
+  for (int64_t j = 0; j < numRanks; ++j)
+    rankResults[j].resize(results.size());
+  for (size_t r = 0; r < results.size(); ++r) {
+    NpyArray &mine = rankResults[rank][r];
+    int64_t tensorRank = mine.shape.size();
+    std::vector<int64_t> shapes(numRanks * tensorRank);
+    int64_t inShape[] = {1, tensorRank}, outShape[] = {numRanks, tensorRank};
+    sbp_tensor in{mine.shape.data(), 2, inShape, SBP_I64},
+        out{shapes.data(), 2, outShape, SBP_I64};
+    sbp_all_gather(comm, axes.data(), axes.size(), &in, &out, 0);
+    int64_t elementSize = sbp_dtype_size(mine.dtype), totalBytes = 0;
+    std::vector<int64_t> bytes(numRanks);
+    for (int64_t j = 0; j < numRanks; ++j) {
+      bytes[j] = elementSize;
+      for (int64_t d = 0; d < tensorRank; ++d)
+        bytes[j] *= shapes[j * tensorRank + d];
+      totalBytes += bytes[j];
+    }
+    std::vector<char> all(totalBytes);
+    int64_t myBytes = mine.data.size();
+    sbp_tensor data{mine.data.data(), 1, &myBytes, SBP_I8},
+        gathered{all.data(), 1, &totalBytes, SBP_I8};
+    sbp_all_gather(comm, axes.data(), axes.size(), &data, &gathered, 0);
+    for (int64_t j = 0, at = 0; j < numRanks; ++j) {
+      NpyArray &shard = rankResults[j][r];
+      shard.dtype = mine.dtype;
+      shard.shape.assign(shapes.begin() + j * tensorRank,
+                         shapes.begin() + (j + 1) * tensorRank);
+      shard.data.assign(all.begin() + at, all.begin() + at + bytes[j]);
+      at += bytes[j];
+    }
+  }
+}
+
 void Execution::printBench(llvm::raw_ostream &os) const {
-  size_t iterations = timeline.empty() ? 0 : timeline[0].size();
+  // Under MPI a process knows only its own rank's times.
+  size_t iterations = 0;
+  for (const auto &rank : timeline)
+    iterations = std::max(iterations, rank.size());
   std::vector<double> times;
   for (size_t it = 0; it < iterations; ++it) {
-    double begin = timeline[0][it].begin, end = timeline[0][it].end;
+    double begin = INFINITY, end = -INFINITY;
     for (const auto &rank : timeline) {
+      if (it >= rank.size())
+        continue;
       begin = std::min(begin, rank[it].begin);
       end = std::max(end, rank[it].end);
     }
@@ -187,6 +257,8 @@ void Execution::printBench(llvm::raw_ostream &os) const {
      << " min=" << llvm::format("%.3f", min) << " iterations=" << iterations
      << "\n";
   for (size_t rank = 0; rank < timeline.size(); ++rank) {
+    if (timeline[rank].empty())
+      continue;
     std::vector<double> compute, communication;
     for (const Iteration &it : timeline[rank]) {
       compute.push_back((it.end - it.begin - it.communication) / 1000);

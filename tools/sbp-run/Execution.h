@@ -5,6 +5,7 @@
 
 #include "Program.h"
 #include "llvm/Support/raw_ostream.h"
+#include <functional>
 
 namespace sbp::run {
 
@@ -35,6 +36,9 @@ public:
   /// Whether this process prints results (every process of the threads
   /// backend; rank 0 under MPI).
   bool isReportingRank() const { return reporting; }
+  /// Whether the failure of run() was a usage error (MPI's process count
+  /// does not match the mesh) rather than a failure on a rank.
+  bool isUsageError() const { return usageError; }
 
   /// Prints `time_ms median=.. min=..` and each rank's split between
   /// compute and communication.
@@ -55,15 +59,20 @@ private:
                const std::vector<runtime::NpyArray> &inputs,
                std::vector<runtime::NpyArray> &results);
 
+  /// Under MPI: gives every process every rank's shards of the results.
+  void gatherResults(sbp_comm *comm, int64_t rank,
+                     std::vector<std::vector<runtime::NpyArray>> &rankResults);
+
   const CompiledProgram &program;
   std::vector<TensorSpec> args, results;
   ExecutionOptions options;
   bool reporting = true;
+  bool usageError = false;
   /// Per rank, per timed iteration.
   std::vector<std::vector<Iteration>> timeline;
-  /// Synchronizes the ranks of one process between iterations.
+  /// Makes the ranks start each iteration together.
   struct Barrier;
-  std::shared_ptr<Barrier> barrier;
+  std::function<void()> synchronize;
 };
 
 } // namespace sbp::run

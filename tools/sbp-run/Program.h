@@ -44,9 +44,10 @@ public:
   /// BLAS, or plain loops when `optimize` is false) and JIT-compiles it. On
   /// failure the diagnostics were reported and `error` says which step
   /// failed.
-  static std::unique_ptr<CompiledProgram>
-  compile(mlir::ModuleOp module, llvm::StringRef entry, bool optimize,
-          bool useBlas, std::string &error);
+  static std::unique_ptr<CompiledProgram> compile(mlir::ModuleOp module,
+                                                  llvm::StringRef entry,
+                                                  bool optimize, bool useBlas,
+                                                  std::string &error);
 
   /// Calls the entry function with `args` (row-major, of the argument's
   /// local shape) on the calling thread; fills `results`.

@@ -466,7 +466,7 @@ int Runner::run() {
   std::vector<NpyArray> outputs;
   if (!execution.run(inputs, outputs, error)) {
     llvm::errs() << "sbp-run: " << error << "\n";
-    return 3;
+    return execution.isUsageError() ? 2 : 3;
   }
   if (!execution.isReportingRank())
     return 0;

@@ -61,13 +61,24 @@ int64_t sbp_dtype_size(sbp_dtype dtype);
  * threads share memory. `timeout_s` bounds every wait. */
 sbp_world *sbp_threads_world_create(const int64_t *mesh_shape,
                                     int64_t mesh_rank, double timeout_s);
+/* A world of one process per rank under mpirun (MPI_COMM_WORLD must have
+ * one process per device of the mesh); this process runs the rank
+ * MPI_Comm_rank gives. Initializes MPI when needed (and finalizes it on
+ * destruction). Returns NULL and sets `*error` when the sizes differ or the
+ * library was built without MPI. A failure or timeout on any rank prints
+ * "sbp: rank R: OP: ..." and stops every process with exit code 3. */
+sbp_world *sbp_mpi_world_create(const int64_t *mesh_shape, int64_t mesh_rank,
+                                double timeout_s, const char **error);
 void sbp_world_destroy(sbp_world *world);
 int64_t sbp_world_size(const sbp_world *world);
 /* The first error of the world ("rank 2: all_reduce: ..."), or NULL. */
 const char *sbp_world_error(const sbp_world *world);
+/* The rank that this process runs (MPI), or -1 when it runs every rank
+ * (threads). */
+int64_t sbp_world_process_rank(const sbp_world *world);
 
-/* The communicator of rank `rank` (row-major device index); owned by the
- * world. */
+/* The communicator of rank `rank` (row-major device index), owned by the
+ * world; NULL when that rank runs in another process. */
 sbp_comm *sbp_world_comm(sbp_world *world, int64_t rank);
 int64_t sbp_comm_rank(const sbp_comm *comm);
 /* The rank's coordinate along mesh axis `axis`. */
