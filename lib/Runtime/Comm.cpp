@@ -2,16 +2,6 @@
 
 #include "Comm.h"
 
-std::vector<int64_t> getMeshCoords(const std::vector<int64_t> &meshShape,
-                                   int64_t rank) {
-  std::vector<int64_t> coords(meshShape.size());
-  for (int64_t a = static_cast<int64_t>(meshShape.size()) - 1; a >= 0; --a) {
-    coords[a] = rank % meshShape[a];
-    rank /= meshShape[a];
-  }
-  return coords;
-}
-
 extern "C" {
 
 void sbp_world_destroy(sbp_world *world) { delete world; }

@@ -58,8 +58,4 @@ struct sbp_world {
   virtual int64_t getProcessRank() const { return -1; }
 };
 
-/// The row-major coordinates of `rank` on `meshShape`.
-std::vector<int64_t> getMeshCoords(const std::vector<int64_t> &meshShape,
-                                   int64_t rank);
-
 #endif // SBP_RUNTIME_COMM_H

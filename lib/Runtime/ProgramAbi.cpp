@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 using namespace sbp::runtime;
@@ -63,6 +64,26 @@ bool haveComm(const char *op) {
   return false;
 }
 
+/// Runs collective `op` of a compiled program on this thread's
+/// communicator: `collective(axes, input, output)`, either tensor null when
+/// the op has none.
+template <typename Fn>
+void forward(const char *op, int64_t inRank, void *in, int64_t outRank,
+             void *out, sbp_dtype dtype, int64_t axes, int64_t numAxes,
+             Fn collective) {
+  if (!haveComm(op))
+    return;
+  Span span(op);
+  std::optional<MemrefView> input, output;
+  if (in)
+    input.emplace(inRank, in, dtype);
+  if (out)
+    output.emplace(outRank, out, dtype);
+  std::vector<int64_t> list = unpackAxes(axes, numAxes);
+  collective(list.data(), input ? &input->tensor : nullptr,
+             output ? &output->tensor : nullptr);
+}
+
 } // namespace
 
 extern "C" {
@@ -108,122 +129,65 @@ int64_t sbp_rt_piece_size(int64_t size, int64_t axes, int64_t numAxes) {
   return pieceSize(size, groupSize, index);
 }
 
-static void all_reduce(int64_t inRank, void *in, int64_t outRank, void *out,
-                       int64_t dtype, int64_t axes, int64_t numAxes,
-                       int64_t kind) {
-  if (!haveComm("all_reduce"))
-    return;
-  Span span("all_reduce");
-  MemrefView input(inRank, in, dtype), output(outRank, out, dtype);
-  std::vector<int64_t> list = unpackAxes(axes, numAxes);
-  sbp_all_reduce(currentComm, list.data(), numAxes, &input.tensor,
-                 &output.tensor, static_cast<sbp_reduction>(kind));
-}
-
-static void all_gather(int64_t inRank, void *in, int64_t outRank, void *out,
-                       int64_t dtype, int64_t axes, int64_t numAxes,
-                       int64_t dim) {
-  if (!haveComm("all_gather"))
-    return;
-  Span span("all_gather");
-  MemrefView input(inRank, in, dtype), output(outRank, out, dtype);
-  std::vector<int64_t> list = unpackAxes(axes, numAxes);
-  sbp_all_gather(currentComm, list.data(), numAxes, &input.tensor,
-                 &output.tensor, dim);
-}
-
-static void reduce_scatter(int64_t inRank, void *in, int64_t outRank, void *out,
-                           int64_t dtype, int64_t axes, int64_t numAxes,
-                           int64_t dim, int64_t kind) {
-  if (!haveComm("reduce_scatter"))
-    return;
-  Span span("reduce_scatter");
-  MemrefView input(inRank, in, dtype), output(outRank, out, dtype);
-  std::vector<int64_t> list = unpackAxes(axes, numAxes);
-  sbp_reduce_scatter(currentComm, list.data(), numAxes, &input.tensor,
-                     &output.tensor, dim, static_cast<sbp_reduction>(kind));
-}
-
-static void all_to_all(int64_t inRank, void *in, int64_t outRank, void *out,
-                       int64_t dtype, int64_t axes, int64_t numAxes,
-                       int64_t splitDim, int64_t concatDim) {
-  if (!haveComm("all_to_all"))
-    return;
-  Span span("all_to_all");
-  MemrefView input(inRank, in, dtype), output(outRank, out, dtype);
-  std::vector<int64_t> list = unpackAxes(axes, numAxes);
-  sbp_all_to_all(currentComm, list.data(), numAxes, &input.tensor,
-                 &output.tensor, splitDim, concatDim);
-}
-
-static void broadcast(int64_t inRank, void *in, int64_t outRank, void *out,
-                      int64_t dtype, int64_t axes, int64_t numAxes,
-                      int64_t root) {
-  if (!haveComm("broadcast"))
-    return;
-  Span span("broadcast");
-  MemrefView input(inRank, in, dtype), output(outRank, out, dtype);
-  std::vector<int64_t> list = unpackAxes(axes, numAxes);
-  sbp_broadcast(currentComm, list.data(), numAxes, &input.tensor,
-                &output.tensor, root);
-}
-
-static void send(int64_t inRank, void *in, int64_t dtype, int64_t axes,
-                 int64_t numAxes, int64_t peer) {
-  if (!haveComm("send"))
-    return;
-  Span span("send");
-  MemrefView input(inRank, in, dtype);
-  std::vector<int64_t> list = unpackAxes(axes, numAxes);
-  sbp_send(currentComm, list.data(), numAxes, &input.tensor, peer);
-}
-
-static void recv(int64_t outRank, void *out, int64_t dtype, int64_t axes,
-                 int64_t numAxes, int64_t peer) {
-  if (!haveComm("recv"))
-    return;
-  Span span("recv");
-  MemrefView output(outRank, out, dtype);
-  std::vector<int64_t> list = unpackAxes(axes, numAxes);
-  sbp_recv(currentComm, list.data(), numAxes, &output.tensor, peer);
-}
-
 /* One entry point per collective and element type, named by the type so
  * that one module can declare the calls for several element types. */
 #define SBP_PROGRAM_ENTRY_POINTS(SUFFIX, DTYPE)                                \
   void sbp_rt_all_reduce_##SUFFIX(int64_t inRank, void *in, int64_t outRank,   \
                                   void *out, int64_t axes, int64_t numAxes,    \
                                   int64_t kind) {                              \
-    all_reduce(inRank, in, outRank, out, DTYPE, axes, numAxes, kind);          \
+    forward("all_reduce", inRank, in, outRank, out, DTYPE, axes, numAxes,      \
+            [&](const int64_t *list, sbp_tensor *i, sbp_tensor *o) {           \
+              sbp_all_reduce(currentComm, list, numAxes, i, o,                 \
+                             static_cast<sbp_reduction>(kind));                \
+            });                                                                \
   }                                                                            \
   void sbp_rt_all_gather_##SUFFIX(int64_t inRank, void *in, int64_t outRank,   \
                                   void *out, int64_t axes, int64_t numAxes,    \
                                   int64_t dim) {                               \
-    all_gather(inRank, in, outRank, out, DTYPE, axes, numAxes, dim);           \
+    forward("all_gather", inRank, in, outRank, out, DTYPE, axes, numAxes,      \
+            [&](const int64_t *list, sbp_tensor *i, sbp_tensor *o) {           \
+              sbp_all_gather(currentComm, list, numAxes, i, o, dim);           \
+            });                                                                \
   }                                                                            \
   void sbp_rt_reduce_scatter_##SUFFIX(                                         \
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t axes,      \
       int64_t numAxes, int64_t dim, int64_t kind) {                            \
-    reduce_scatter(inRank, in, outRank, out, DTYPE, axes, numAxes, dim, kind); \
+    forward("reduce_scatter", inRank, in, outRank, out, DTYPE, axes, numAxes,  \
+            [&](const int64_t *list, sbp_tensor *i, sbp_tensor *o) {           \
+              sbp_reduce_scatter(currentComm, list, numAxes, i, o, dim,        \
+                                 static_cast<sbp_reduction>(kind));            \
+            });                                                                \
   }                                                                            \
   void sbp_rt_all_to_all_##SUFFIX(int64_t inRank, void *in, int64_t outRank,   \
                                   void *out, int64_t axes, int64_t numAxes,    \
                                   int64_t splitDim, int64_t concatDim) {       \
-    all_to_all(inRank, in, outRank, out, DTYPE, axes, numAxes, splitDim,       \
-               concatDim);                                                     \
+    forward("all_to_all", inRank, in, outRank, out, DTYPE, axes, numAxes,      \
+            [&](const int64_t *list, sbp_tensor *i, sbp_tensor *o) {           \
+              sbp_all_to_all(currentComm, list, numAxes, i, o, splitDim,       \
+                             concatDim);                                       \
+            });                                                                \
   }                                                                            \
   void sbp_rt_broadcast_##SUFFIX(int64_t inRank, void *in, int64_t outRank,    \
                                  void *out, int64_t axes, int64_t numAxes,     \
                                  int64_t root) {                               \
-    broadcast(inRank, in, outRank, out, DTYPE, axes, numAxes, root);           \
+    forward("broadcast", inRank, in, outRank, out, DTYPE, axes, numAxes,       \
+            [&](const int64_t *list, sbp_tensor *i, sbp_tensor *o) {           \
+              sbp_broadcast(currentComm, list, numAxes, i, o, root);           \
+            });                                                                \
   }                                                                            \
   void sbp_rt_send_##SUFFIX(int64_t inRank, void *in, int64_t axes,            \
                             int64_t numAxes, int64_t peer) {                   \
-    send(inRank, in, DTYPE, axes, numAxes, peer);                              \
+    forward("send", inRank, in, 0, nullptr, DTYPE, axes, numAxes,              \
+            [&](const int64_t *list, sbp_tensor *i, sbp_tensor *) {            \
+              sbp_send(currentComm, list, numAxes, i, peer);                   \
+            });                                                                \
   }                                                                            \
   void sbp_rt_recv_##SUFFIX(int64_t outRank, void *out, int64_t axes,          \
                             int64_t numAxes, int64_t peer) {                   \
-    recv(outRank, out, DTYPE, axes, numAxes, peer);                            \
+    forward("recv", 0, nullptr, outRank, out, DTYPE, axes, numAxes,            \
+            [&](const int64_t *list, sbp_tensor *, sbp_tensor *o) {            \
+              sbp_recv(currentComm, list, numAxes, o, peer);                   \
+            });                                                                \
   }
 
 SBP_PROGRAM_ENTRY_POINTS(f32, SBP_F32)

@@ -10,6 +10,7 @@
 
 #include "Comm.h"
 #include "Tensors.h"
+#include "sbp/Runtime/Shards.h"
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -266,7 +267,7 @@ sbp_world *sbp_threads_world_create(const int64_t *meshShape, int64_t meshRank,
     comm->world = world;
     comm->rank = rank;
     comm->meshShape = world->meshShape;
-    comm->coords = getMeshCoords(world->meshShape, rank);
+    comm->coords = sbp::runtime::getCoords(world->meshShape, rank);
     world->comms.push_back(std::move(comm));
   }
   return world;

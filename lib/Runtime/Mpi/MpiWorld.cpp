@@ -11,6 +11,7 @@
 
 #include "../Comm.h"
 #include "../Tensors.h"
+#include "sbp/Runtime/Shards.h"
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -425,7 +426,7 @@ extern "C" sbp_world *sbp_mpi_world_create(const int64_t *meshShape,
   world->comm = std::make_unique<MpiComm>();
   world->comm->rank = rank;
   world->comm->meshShape = world->meshShape;
-  world->comm->coords = getMeshCoords(world->meshShape, rank);
+  world->comm->coords = sbp::runtime::getCoords(world->meshShape, rank);
   world->comm->timeoutSeconds = timeoutSeconds;
   return world.release();
 }
