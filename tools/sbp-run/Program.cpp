@@ -19,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 using namespace mlir;
 using namespace ::sbp::run;
@@ -204,6 +205,9 @@ void CompiledProgram::call(const std::vector<NpyArray *> &args,
   packed(pointers.data());
 
   results.assign(resultSpecs.size(), NpyArray());
+  // Results that are one value returned twice share their buffer: free
+  // each buffer once.
+  std::set<int64_t> owned;
   at = returned.data();
   for (size_t i = 0; i < resultSpecs.size(); ++i) {
     int64_t rank = static_cast<int64_t>(resultSpecs[i].localShape.size());
@@ -222,7 +226,7 @@ void CompiledProgram::call(const std::vector<NpyArray *> &args,
     }
     if (rowMajor) {
       std::memcpy(result.data.data(), base, result.data.size());
-      std::free(reinterpret_cast<void *>(at[0]));
+      owned.insert(at[0]);
       at += 3 + 2 * rank;
       continue;
     }
@@ -236,7 +240,9 @@ void CompiledProgram::call(const std::vector<NpyArray *> &args,
       for (int64_t d = rank - 1; d >= 0 && ++index[d] == result.shape[d]; --d)
         index[d] = 0;
     }
-    std::free(reinterpret_cast<void *>(at[0]));
+    owned.insert(at[0]);
     at += 3 + 2 * rank;
   }
+  for (int64_t buffer : owned)
+    std::free(reinterpret_cast<void *>(buffer));
 }
