@@ -31,7 +31,9 @@ using namespace mlir;
 
 namespace {
 
-constexpr StringLiteral kScheduleAttr = "sbp.schedule";
+/// Tags the ops of one schedule; not `sbp.`-prefixed, which the dialect
+/// would verify.
+constexpr StringLiteral kScheduleAttr = "sbp_schedule";
 
 /// Bits of one vector register of the host CPU.
 unsigned getHostVectorBits() {
@@ -47,10 +49,34 @@ unsigned getHostVectorBits() {
 /// tiles. All divide the matmul's sizes, so that no tile needs masks.
 struct Tiles {
   int64_t m, n, k, rows, cols;
+  /// Whether the matmul's element-wise consumer joins its cache tiles.
+  bool fuseConsumer = false;
   std::string getTag() const {
-    return llvm::formatv("m{0}n{1}k{2}r{3}c{4}", m, n, k, rows, cols).str();
+    return llvm::formatv("m{0}n{1}k{2}r{3}c{4}{5}", m, n, k, rows, cols,
+                         fuseConsumer ? "f" : "")
+        .str();
   }
 };
+
+/// Whether `matmul`'s only user is an element-wise linalg op over its
+/// result's shape, which can run in the matmul's cache tiles.
+bool hasFusableConsumer(linalg::MatmulOp matmul) {
+  Value result = matmul->getResult(0);
+  if (!result.hasOneUse())
+    return false;
+  auto consumer = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+  if (!consumer || !consumer.hasPureTensorSemantics() ||
+      consumer.getNumResults() != 1 || consumer.getNumLoops() != 2 ||
+      consumer.getNumParallelLoops() != 2 ||
+      consumer.getResultTypes()[0] != result.getType())
+    return false;
+  return llvm::all_of(consumer.getIndexingMapsArray(),
+                      [](AffineMap map) {
+                        return map.isProjectedPermutation() &&
+                               map.isMinorIdentityWithBroadcasting();
+                      }) &&
+         consumer.getIndexingMapsArray().back().isIdentity();
+}
 
 /// The tiles for a static `m x n x k` matmul on vectors of `lanes`
 /// elements with `registers` vector registers, or nothing when its sizes do
@@ -83,14 +109,11 @@ std::string getSchedule(const Tiles &tiles) {
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(
       %root: !transform.any_op {transform.readonly}) {
-    %ops = transform.structured.match attributes{sbp.schedule = "@TAG@"}
+    %ops = transform.structured.match attributes{sbp_schedule = "@TAG@"}
         in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %ops : !transform.any_op {
     ^bb0(%op: !transform.any_op):
-      %cache, %l1:3 = transform.structured.tile_using_for %op
-          tile_sizes [@CM@, @CN@, @CK@] : (!transform.any_op)
-          -> (!transform.any_op, !transform.any_op, !transform.any_op,
-              !transform.any_op)
+@CACHE@
       %reg, %l2:3 = transform.structured.tile_using_for %cache
           tile_sizes [@ROWS@, @COLS@, 1] : (!transform.any_op)
           -> (!transform.any_op, !transform.any_op, !transform.any_op,
@@ -99,18 +122,49 @@ module attributes {transform.with_named_sequence} {
           : !transform.any_op
       transform.apply_licm to %l2#2 : !transform.any_op
       transform.loop.hoist_loop_invariant_subsets %l2#2 : !transform.any_op
+@CONSUMER@
     }
     transform.yield
   }
 }
 )mlir";
-  for (auto [key, value] :
-       {std::pair<StringRef, std::string>{"@TAG@", tiles.getTag()},
-        {"@ROWS@", std::to_string(tiles.rows)},
-        {"@COLS@", std::to_string(tiles.cols)},
-        {"@CM@", std::to_string(tiles.m)},
-        {"@CN@", std::to_string(tiles.n)},
-        {"@CK@", std::to_string(tiles.k)}})
+  // Without a consumer: the matmul's own cache tiles. With one: the
+  // consumer is tiled for the cache, the matmul fused into its loops and
+  // tiled along k, and the consumer's tile is vectorized row by row.
+  std::string cache = R"mlir(
+      %cache, %l1:3 = transform.structured.tile_using_for %op
+          tile_sizes [@CM@, @CN@, @CK@] : (!transform.any_op)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op,
+              !transform.any_op))mlir";
+  std::string consumer;
+  if (tiles.fuseConsumer) {
+    cache = R"mlir(
+      %user = transform.get_consumers_of_result %op[0]
+          : (!transform.any_op) -> !transform.any_op
+      %userTile, %l0:2 = transform.structured.tile_using_for %user
+          tile_sizes [@CM@, @CN@] : (!transform.any_op)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      %fused, %into = transform.structured.fuse_into_containing_op %op
+          into %l0#1 : (!transform.any_op, !transform.any_op)
+          -> (!transform.any_op, !transform.any_op)
+      %cache, %l1 = transform.structured.tile_using_for %fused
+          tile_sizes [0, 0, @CK@] : (!transform.any_op)
+          -> (!transform.any_op, !transform.any_op))mlir";
+    consumer = R"mlir(
+      %row, %l3:2 = transform.structured.tile_using_for %userTile
+          tile_sizes [1, @COLS@] : (!transform.any_op)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %row vector_sizes [1, @COLS@]
+          : !transform.any_op)mlir";
+  }
+  for (auto [key, value] : {std::pair<StringRef, std::string>{"@CACHE@", cache},
+                            {"@CONSUMER@", consumer},
+                            {"@TAG@", tiles.getTag()},
+                            {"@ROWS@", std::to_string(tiles.rows)},
+                            {"@COLS@", std::to_string(tiles.cols)},
+                            {"@CM@", std::to_string(tiles.m)},
+                            {"@CN@", std::to_string(tiles.n)},
+                            {"@CK@", std::to_string(tiles.k)}})
     for (size_t at; (at = schedule.find(key.str())) != std::string::npos;)
       schedule.replace(at, key.size(), value);
   return schedule;
@@ -148,6 +202,7 @@ struct SbpTileAndVectorizePass
                    lanes, bits == 512 ? 32 : 16);
       if (!tiles)
         return;
+      tiles->fuseConsumer = hasFusableConsumer(matmul);
       matmul->setAttr(kScheduleAttr,
                       StringAttr::get(&getContext(), tiles->getTag()));
       schedules.emplace(tiles->getTag(), *tiles);

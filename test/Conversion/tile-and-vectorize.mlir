@@ -47,3 +47,34 @@ func.func @left_alone(%a: tensor<5x7xf32>, %b: tensor<7x3xf32>, %c: tensor<5x3xf
   %1 = linalg.matmul ins(%d, %e : tensor<?x8xf32>, tensor<8x16xf32>) outs(%f : tensor<?x16xf32>) -> tensor<?x16xf32>
   return %0, %1 : tensor<5x3xf32>, tensor<?x16xf32>
 }
+
+// -----
+
+// An element-wise consumer (bias and ReLU) joins the matmul's cache tiles:
+// the matmul is fused into the consumer's tile loops, and the consumer's
+// tile is vectorized there.
+// CHECK-LABEL: func.func @bias_relu
+// CHECK: scf.for {{.*}} step %c64
+// CHECK: scf.for {{.*}} step %c512
+// CHECK: scf.for {{.*}} step %c32
+// CHECK: arith.mulf {{.*}} : vector<4x16x1xf32>
+// CHECK: scf.for {{.*}} step %c1
+// CHECK: scf.for {{.*}} step %c16
+// CHECK: arith.addf {{.*}} : vector<1x16xf32>
+// CHECK: arith.maximumf {{.*}} : vector<1x16xf32>
+// CHECK-NOT: linalg.generic
+func.func @bias_relu(%x: tensor<64x1024xf32>, %w: tensor<1024x1024xf32>, %b: tensor<1024xf32>) -> tensor<64x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x1024xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<64x1024xf32>, tensor<1024x1024xf32>) outs(%f : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%m, %b : tensor<64x1024xf32>, tensor<1024xf32>) outs(%e : tensor<64x1024xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    %t = arith.maximumf %s, %zero : f32
+    linalg.yield %t : f32
+  } -> tensor<64x1024xf32>
+  return %r : tensor<64x1024xf32>
+}

@@ -142,7 +142,12 @@ def SbpTileAndVectorizePass : Pass<"sbp-tile-and-vectorize", "ModuleOp"> {
     and the accumulator tile is hoisted out of the reduction loop so that
     it stays in registers. Tiles divide the matmul's sizes, so no vector
     needs masks; a matmul whose sizes admit no whole register tile (odd
-    sizes, say) is left to the loops. The vector width is read from the host
+    sizes, say) is left to the loops. When the matmul's only user is an
+    element-wise `linalg.generic` over its result (a bias, an activation,
+    fused into one op by element-wise fusion), that consumer is tiled for
+    the cache instead, the matmul is fused into its loops, and the
+    consumer's tile is vectorized in the same loop nest, while the
+    matmul's tile is still in cache. The vector width is read from the host
     CPU at compile time (AVX-512: 512 bits, AVX/AVX2: 256, otherwise 128)
     unless `vector-bits` sets it.
 
