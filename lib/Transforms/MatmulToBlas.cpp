@@ -1,6 +1,7 @@
 //===- MatmulToBlas.cpp - Matmuls as OpenBLAS calls -----------------------===//
 
 #include "RuntimeCalls.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir {
 namespace sbp {
@@ -13,6 +14,12 @@ using namespace mlir;
 using namespace mlir::sbp;
 
 namespace {
+
+/// Whether `value` is a `linalg.fill` with the constant zero.
+bool isZeroFill(Value value) {
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat());
+}
 
 struct SbpMatmulToBlasPass
     : public sbp::impl::SbpMatmulToBlasPassBase<SbpMatmulToBlasPass> {
@@ -43,9 +50,10 @@ struct SbpMatmulToBlasPass
         if (type.isDynamicDim(d))
           sizes.push_back(calls.dim(c, d));
       Value out = calls.alloc(type, sizes);
+      // A zero-filled C is not read: GEMM overwrites the result.
       calls.call(element.isF32() ? "sbp_rt_matmul_f32" : "sbp_rt_matmul_f64",
                  {calls.toBuffer(a), calls.toBuffer(b), calls.toBuffer(c),
-                  calls.unranked(out)});
+                  calls.unranked(out), calls.i64(isZeroFill(c) ? 0 : 1)});
       matmul->getResult(0).replaceAllUsesWith(calls.toTensor(out, type));
       matmul->erase();
     }

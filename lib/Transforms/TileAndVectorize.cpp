@@ -51,12 +51,65 @@ struct Tiles {
   int64_t m, n, k, rows, cols;
   /// Whether the matmul's element-wise consumer joins its cache tiles.
   bool fuseConsumer = false;
+  /// Whether B is packed into panels of `cols` columns first (then `n` is
+  /// counted in panels).
+  bool packed = false;
   std::string getTag() const {
-    return llvm::formatv("m{0}n{1}k{2}r{3}c{4}{5}", m, n, k, rows, cols,
-                         fuseConsumer ? "f" : "")
+    return llvm::formatv("m{0}n{1}k{2}r{3}c{4}{5}{6}", m, n, k, rows, cols,
+                         fuseConsumer ? "f" : "", packed ? "p" : "")
         .str();
   }
 };
+
+/// Rewrites `matmul` (C += A B) to read B packed in panels of `cols`
+/// columns: B [K][N] is viewed as [K][N/cols][cols] and transposed to
+/// [N/cols][K][cols], so that a register tile reads consecutive memory
+/// along k; C is viewed as [M][N/cols][cols]. Without packing, rows of a
+/// B with a power-of-two width fall into the same cache sets. Returns the
+/// contraction that replaces the matmul.
+linalg::GenericOp packMatmul(linalg::MatmulOp matmul, int64_t cols) {
+  OpBuilder builder(matmul);
+  Location loc = matmul.getLoc();
+  Value lhs = matmul.getDpsInputs()[0], rhs = matmul.getDpsInputs()[1];
+  Value init = matmul.getDpsInits()[0];
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  auto initType = cast<RankedTensorType>(init.getType());
+  Type element = rhsType.getElementType();
+  int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1),
+          m = initType.getDimSize(0);
+  SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
+  Value rhs3 = tensor::ExpandShapeOp::create(
+      builder, loc, RankedTensorType::get({k, n / cols, cols}, element), rhs,
+      split);
+  Value panels = tensor::EmptyOp::create(
+      builder, loc, ArrayRef<int64_t>{n / cols, k, cols}, element);
+  Value packed = linalg::TransposeOp::create(builder, loc, rhs3, panels,
+                                             ArrayRef<int64_t>{1, 0, 2})
+                     ->getResult(0);
+  auto init3Type = RankedTensorType::get({m, n / cols, cols}, element);
+  Value init3 =
+      tensor::ExpandShapeOp::create(builder, loc, init3Type, init, split);
+  MLIRContext *context = matmul.getContext();
+  AffineExpr i, jb, ji, r;
+  bindDims(context, i, jb, ji, r);
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {i, r}, context),
+                                 AffineMap::get(4, 0, {jb, r, ji}, context),
+                                 AffineMap::get(4, 0, {i, jb, ji}, context)};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  auto contraction = linalg::GenericOp::create(
+      builder, loc, init3Type, ValueRange{lhs, packed}, ValueRange{init3}, maps,
+      iterators, [](OpBuilder &b, Location l, ValueRange args) {
+        Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+        linalg::YieldOp::create(
+            b, l, {arith::AddFOp::create(b, l, args[2], product)});
+      });
+  Value result = tensor::CollapseShapeOp::create(
+      builder, loc, initType, contraction->getResult(0), split);
+  matmul->getResult(0).replaceAllUsesWith(result);
+  matmul->erase();
+  return contraction;
+}
 
 /// Whether `matmul`'s only user is an element-wise linalg op over its
 /// result's shape, which can run in the matmul's cache tiles.
@@ -114,14 +167,14 @@ module attributes {transform.with_named_sequence} {
     transform.foreach %ops : !transform.any_op {
     ^bb0(%op: !transform.any_op):
 @CACHE@
-      %reg, %l2:3 = transform.structured.tile_using_for %cache
-          tile_sizes [@ROWS@, @COLS@, 1] : (!transform.any_op)
-          -> (!transform.any_op, !transform.any_op, !transform.any_op,
-              !transform.any_op)
-      transform.structured.vectorize %reg vector_sizes [@ROWS@, @COLS@, 1]
+      %reg, %l2:@LOOPS@ = transform.structured.tile_using_for %cache
+          tile_sizes [@REGISTER@] : (!transform.any_op)
+          -> (!transform.any_op@HANDLES@)
+      transform.structured.vectorize %reg vector_sizes [@REGISTER@]
           : !transform.any_op
-      transform.apply_licm to %l2#2 : !transform.any_op
-      transform.loop.hoist_loop_invariant_subsets %l2#2 : !transform.any_op
+      transform.apply_licm to %l2#@INNER@ : !transform.any_op
+      transform.loop.hoist_loop_invariant_subsets %l2#@INNER@
+          : !transform.any_op
 @CONSUMER@
     }
     transform.yield
@@ -136,7 +189,18 @@ module attributes {transform.with_named_sequence} {
           tile_sizes [@CM@, @CN@, @CK@] : (!transform.any_op)
           -> (!transform.any_op, !transform.any_op, !transform.any_op,
               !transform.any_op))mlir";
-  std::string consumer;
+  std::string consumer, registerTile = "@ROWS@, @COLS@, 1";
+  int64_t loops = 3;
+  if (tiles.packed) {
+    // Loops (i, panel, j in panel, k) on the packed contraction.
+    cache = R"mlir(
+      %cache, %l1:3 = transform.structured.tile_using_for %op
+          tile_sizes [@CM@, @CN@, 0, @CK@] : (!transform.any_op)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op,
+              !transform.any_op))mlir";
+    registerTile = "@ROWS@, 1, @COLS@, 1";
+    loops = 4;
+  }
   if (tiles.fuseConsumer) {
     cache = R"mlir(
       %user = transform.get_consumers_of_result %op[0]
@@ -157,8 +221,15 @@ module attributes {transform.with_named_sequence} {
       transform.structured.vectorize %row vector_sizes [1, @COLS@]
           : !transform.any_op)mlir";
   }
+  std::string handles;
+  for (int64_t l = 0; l < loops; ++l)
+    handles += ", !transform.any_op";
   for (auto [key, value] : {std::pair<StringRef, std::string>{"@CACHE@", cache},
                             {"@CONSUMER@", consumer},
+                            {"@REGISTER@", registerTile},
+                            {"@LOOPS@", std::to_string(loops)},
+                            {"@INNER@", std::to_string(loops - 1)},
+                            {"@HANDLES@", handles},
                             {"@TAG@", tiles.getTag()},
                             {"@ROWS@", std::to_string(tiles.rows)},
                             {"@COLS@", std::to_string(tiles.cols)},
@@ -185,28 +256,45 @@ struct SbpTileAndVectorizePass
     }
     // Tag each matmul with its tiles; each set of tiles is one schedule.
     std::map<std::string, Tiles> schedules;
-    module.walk([&](linalg::MatmulOp matmul) {
+    // Packing replaces matmuls: collect them first.
+    SmallVector<linalg::MatmulOp> matmuls;
+    module.walk([&](linalg::MatmulOp matmul) { matmuls.push_back(matmul); });
+    for (linalg::MatmulOp matmul : matmuls) {
       if (!matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps())
-        return;
+        continue;
       auto lhs = cast<RankedTensorType>(matmul.getDpsInputs()[0].getType());
       auto rhs = cast<RankedTensorType>(matmul.getDpsInputs()[1].getType());
       Type element = lhs.getElementType();
       if (!lhs.hasStaticShape() || !rhs.hasStaticShape() ||
           (!element.isF32() && !element.isF64()) ||
           rhs.getElementType() != element)
-        return;
+        continue;
       int64_t lanes = bits / element.getIntOrFloatBitWidth();
       // 16 vector registers below AVX-512, 32 with it.
       std::optional<Tiles> tiles =
           getTiles(lhs.getDimSize(0), rhs.getDimSize(1), lhs.getDimSize(1),
                    lanes, bits == 512 ? 32 : 16);
       if (!tiles)
-        return;
+        continue;
       tiles->fuseConsumer = hasFusableConsumer(matmul);
-      matmul->setAttr(kScheduleAttr,
-                      StringAttr::get(&getContext(), tiles->getTag()));
+      Operation *scheduled = matmul;
+      if (!tiles->fuseConsumer) {
+        // Panels of B; cache tiles measured best for f32 1024^3 on AVX2:
+        // 32 rows, 32 panels, 256 deep (docs/benchmarks.md).
+        int64_t m = lhs.getDimSize(0), k = lhs.getDimSize(1),
+                n = rhs.getDimSize(1);
+        tiles->packed = true;
+        tiles->m = std::gcd(m, int64_t(32));
+        if (tiles->m % tiles->rows != 0)
+          tiles->m = tiles->rows;
+        tiles->n = std::gcd(n / tiles->cols, int64_t(32));
+        tiles->k = std::gcd(k, int64_t(256));
+        scheduled = packMatmul(matmul, tiles->cols);
+      }
+      scheduled->setAttr(kScheduleAttr,
+                         StringAttr::get(&getContext(), tiles->getTag()));
       schedules.emplace(tiles->getTag(), *tiles);
-    });
+    }
     for (const auto &[tag, tiles] : schedules) {
       OwningOpRef<ModuleOp> schedule =
           parseSourceString<ModuleOp>(getSchedule(tiles), &getContext());
@@ -219,8 +307,7 @@ struct SbpTileAndVectorizePass
               /*enforceToplevelTransformOp=*/false)))
         return signalPassFailure();
     }
-    module.walk(
-        [](linalg::MatmulOp matmul) { matmul->removeAttr(kScheduleAttr); });
+    module.walk([](Operation *op) { op->removeAttr(kScheduleAttr); });
   }
 };
 

@@ -2,20 +2,21 @@
 // RUN: sbp-opt %s -split-input-file --sbp-tile-and-vectorize=vector-bits=512 | FileCheck %s --check-prefix=AVX512
 // RUN: %expect-exit 1 sbp-opt %s --sbp-tile-and-vectorize=vector-bits=100 2>&1 | FileCheck %s --check-prefix=BITS
 
-// 256-bit vectors: register tiles of 4 rows x 2 vectors of 8 f32, the
-// accumulators carried in registers through the reduction loop.
+// 256-bit vectors: B is packed into panels of 16 columns ([K][N] ->
+// [N/16][K][16]), and register tiles of 4 rows x 2 vectors of 8 f32 keep
+// their accumulators in registers through the reduction loop.
 // CHECK-LABEL: func.func @matmul
-// CHECK: scf.for
-// CHECK: scf.for
-// CHECK: scf.for
+// CHECK: %[[B3:.*]] = tensor.expand_shape %arg1 {{\[\[}}0], [1, 2]] output_shape [64, 32, 16]
+// CHECK: linalg.transpose ins(%[[B3]] : tensor<64x32x16xf32>) outs(%{{.*}} : tensor<32x64x16xf32>) permutation = [1, 0, 2]
+// CHECK: tensor.expand_shape %arg2 {{\[\[}}0], [1, 2]] output_shape [128, 32, 16]
 // CHECK: scf.for {{.*}} step %c4
-// CHECK: scf.for {{.*}} step %c16
-// CHECK: vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
-// CHECK: scf.for {{.*}} -> ({{.*}}, vector<4x16xf32>)
-// CHECK: arith.mulf {{.*}} : vector<4x16x1xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<4x1x16xf32>, vector<4x1x16xf32>
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<4x1x16xf32>)
+// CHECK: arith.mulf {{.*}} : vector<4x1x16x1xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2]] : tensor<128x32x16xf32> into tensor<128x512xf32>
 // CHECK-NOT: linalg.matmul
 // AVX512-LABEL: func.func @matmul
-// AVX512: scf.for {{.*}} -> ({{.*}}, vector<8x32xf32>)
+// AVX512: scf.for {{.*}} -> ({{.*}}, vector<8x1x32xf32>)
 // BITS: error: sbp-tile-and-vectorize: vector-bits must be 0, 128, 256 or 512, not 100
 func.func @matmul(%a: tensor<128x64xf32>, %b: tensor<64x512xf32>, %c: tensor<128x512xf32>) -> tensor<128x512xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x512xf32>) outs(%c : tensor<128x512xf32>) -> tensor<128x512xf32>
@@ -26,7 +27,7 @@ func.func @matmul(%a: tensor<128x64xf32>, %b: tensor<64x512xf32>, %c: tensor<128
 
 // f64 has half the lanes.
 // CHECK-LABEL: func.func @matmul_f64
-// CHECK: scf.for {{.*}} -> ({{.*}}, vector<4x8xf64>)
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<4x1x8xf64>)
 func.func @matmul_f64(%a: tensor<8x8xf64>, %b: tensor<8x8xf64>, %c: tensor<8x8xf64>) -> tensor<8x8xf64> {
   %0 = linalg.matmul ins(%a, %b : tensor<8x8xf64>, tensor<8x8xf64>) outs(%c : tensor<8x8xf64>) -> tensor<8x8xf64>
   return %0 : tensor<8x8xf64>

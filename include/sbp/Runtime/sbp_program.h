@@ -63,12 +63,15 @@ int64_t sbp_rt_piece_size(int64_t size, int64_t axes, int64_t num_axes);
  *   recv:           (out, axes, num_axes, peer)
  * where each tensor is an unranked memref (a rank and a descriptor). */
 
-/* `out` = `c` + `a` * `b` for row-major matrices, through OpenBLAS
+/* `out` = `c` + `a` * `b` for row-major matrices (`a` * `b` when
+ * `accumulate` is 0, without reading `c`), through OpenBLAS
  * (single-threaded). */
 void sbp_rt_matmul_f32(int64_t a_rank, void *a, int64_t b_rank, void *b,
-                       int64_t c_rank, void *c, int64_t out_rank, void *out);
+                       int64_t c_rank, void *c, int64_t out_rank, void *out,
+                       int64_t accumulate);
 void sbp_rt_matmul_f64(int64_t a_rank, void *a, int64_t b_rank, void *b,
-                       int64_t c_rank, void *c, int64_t out_rank, void *out);
+                       int64_t c_rank, void *c, int64_t out_rank, void *out,
+                       int64_t accumulate);
 
 #ifdef __cplusplus
 }

@@ -135,19 +135,23 @@ def SbpTileAndVectorizePass : Pass<"sbp-tile-and-vectorize", "ModuleOp"> {
   let summary = "Tile and vectorize matmuls for the host CPU";
   let description = [{
     Applies a transform-dialect schedule to every f32 and f64
-    `linalg.matmul` on tensors of static shape: cache tiles (up to
-    64x512x32), then register tiles of `R x 2V x 1`, where `V` is the
+    `linalg.matmul` on tensors of static shape. B is first packed into
+    panels of `2V` columns (`[K][N]` viewed as `[K][N/2V][2V]` and
+    transposed to `[N/2V][K][2V]`, C viewed as `[M][N/2V][2V]`), so that a
+    register tile reads consecutive memory along the reduction; the
+    contraction on the panels is tiled for the caches (up to 32 rows, 32
+    panels, 256 deep), then in register tiles of `R x 2V`, where `V` is the
     number of elements in one vector register and `R` keeps the
     accumulators in half of the registers; the register tile is vectorized
-    and the accumulator tile is hoisted out of the reduction loop so that
-    it stays in registers. Tiles divide the matmul's sizes, so no vector
-    needs masks; a matmul whose sizes admit no whole register tile (odd
-    sizes, say) is left to the loops. When the matmul's only user is an
-    element-wise `linalg.generic` over its result (a bias, an activation,
-    fused into one op by element-wise fusion), that consumer is tiled for
-    the cache instead, the matmul is fused into its loops, and the
-    consumer's tile is vectorized in the same loop nest, while the
-    matmul's tile is still in cache. The vector width is read from the host
+    and its accumulators are hoisted out of the reduction loop. Tiles
+    divide the sizes, so no vector needs masks; a matmul whose sizes admit
+    no whole register tile (odd sizes, say) is left to the loops. When the
+    matmul's only user is an element-wise `linalg.generic` over its result
+    (a bias, an activation, fused into one op by element-wise fusion), B is
+    not packed: that consumer is tiled for the cache (64x512), the matmul
+    is fused into its loops and tiled 32 deep, and the consumer's tile is
+    vectorized in the same loop nest while the matmul's tile is in cache.
+    The vector width is read from the host
     CPU at compile time (AVX-512: 512 bits, AVX/AVX2: 256, otherwise 128)
     unless `vector-bits` sets it.
 
@@ -172,7 +176,8 @@ def SbpMatmulToBlasPass : Pass<"sbp-matmul-to-blas", "ModuleOp"> {
     indexing maps by a call of the runtime's `sbp_rt_matmul_f32` /
     `sbp_rt_matmul_f64`, which computes `C + A * B` with `cblas_sgemm` /
     `cblas_dgemm` (one thread per rank) into a fresh buffer, the same way
-    `sbp-lower-collectives` calls collectives. Other matmuls are left to
+    `sbp-lower-collectives` calls collectives. When C is a `linalg.fill`
+    of zero, the call is told not to read it (`beta = 0`). Other matmuls are left to
     code generation.
   }];
   let dependentDialects = [
