@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Memref.h"
 #include "Tensors.h"
+#include "sbp/Runtime/Memref.h"
 #include "sbp/Runtime/sbp_program.h"
 #include <chrono>
 #include <cstdio>

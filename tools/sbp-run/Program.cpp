@@ -14,6 +14,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
+#include "sbp/Runtime/Memref.h"
 #include "sbp/Transforms/Pipelines.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/raw_ostream.h"
@@ -58,6 +59,7 @@ std::optional<std::string> describe(Type type, DictionaryAttr attrs,
     return message;
   }
   spec.dtype = *dtype;
+  spec.isBool = tensor.getElementType().isSignlessInteger(1);
   llvm::raw_string_ostream(spec.typeName) << type;
   spec.localShape.assign(tensor.getShape().begin(), tensor.getShape().end());
   for (int64_t &size : spec.localShape)
@@ -211,35 +213,13 @@ void CompiledProgram::call(const std::vector<NpyArray *> &args,
   at = returned.data();
   for (size_t i = 0; i < resultSpecs.size(); ++i) {
     int64_t rank = static_cast<int64_t>(resultSpecs[i].localShape.size());
+    // The returned fields are a memref descriptor.
+    runtime::MemrefView view(rank, at, resultSpecs[i].dtype);
     NpyArray &result = results[i];
     result.dtype = resultSpecs[i].dtype;
-    result.shape.assign(at + 3, at + 3 + rank);
-    int64_t elementSize = sbp_dtype_size(result.dtype);
-    result.data.resize(result.numElements() * elementSize);
-    const char *base =
-        reinterpret_cast<const char *>(at[1]) + at[2] * elementSize;
-    const int64_t *strides = at + 3 + rank;
-    bool rowMajor = true;
-    for (int64_t d = rank - 1, expected = 1; d >= 0; --d) {
-      rowMajor &= result.shape[d] == 1 || strides[d] == expected;
-      expected *= result.shape[d];
-    }
-    if (rowMajor) {
-      std::memcpy(result.data.data(), base, result.data.size());
-      owned.insert(at[0]);
-      at += 3 + 2 * rank;
-      continue;
-    }
-    std::vector<int64_t> index(rank, 0);
-    for (int64_t e = 0, n = result.numElements(); e < n; ++e) {
-      int64_t offset = 0;
-      for (int64_t d = 0; d < rank; ++d)
-        offset += index[d] * strides[d];
-      std::memcpy(&result.data[e * elementSize], base + offset * elementSize,
-                  elementSize);
-      for (int64_t d = rank - 1; d >= 0 && ++index[d] == result.shape[d]; --d)
-        index[d] = 0;
-    }
+    result.shape.assign(view.tensor.shape, view.tensor.shape + rank);
+    result.data.resize(result.numElements() * sbp_dtype_size(result.dtype));
+    std::memcpy(result.data.data(), view.tensor.data, result.data.size());
     owned.insert(at[0]);
     at += 3 + 2 * rank;
   }

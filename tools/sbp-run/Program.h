@@ -22,6 +22,8 @@ namespace sbp::run {
 struct TensorSpec {
   std::string name;
   sbp_dtype dtype = SBP_F32;
+  /// i1, which moves as bytes (SBP_I8).
+  bool isBool = false;
   /// The MLIR element type, for messages.
   std::string typeName;
   /// Shape on one rank; -1 for dynamic sizes.

@@ -152,9 +152,7 @@ NpyArray randomArray(const TensorSpec &spec, const std::vector<int64_t> &shape,
   int64_t n = array.numElements();
   array.data.resize(n * sbp_dtype_size(spec.dtype));
   std::uniform_real_distribution<double> real(-1.0, 1.0);
-  bool isBool = StringRef(spec.typeName).ends_with("xi1>") ||
-                spec.typeName == "tensor<i1>";
-  std::uniform_int_distribution<int> integer(0, isBool ? 1 : 3);
+  std::uniform_int_distribution<int> integer(0, spec.isBool ? 1 : 3);
   for (int64_t i = 0; i < n; ++i) {
     switch (spec.dtype) {
     case SBP_F32:

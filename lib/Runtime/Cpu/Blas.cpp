@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../Memref.h"
+#include "sbp/Runtime/Memref.h"
 #include <cblas.h>
 #include <mutex>
 

@@ -2,15 +2,15 @@
 //
 // Compiled programs pass buffers as unranked memrefs: a rank and a pointer
 // to the descriptor {allocated, aligned, offset, sizes[rank], strides[rank]}.
-// Outputs are always fresh row-major allocations; inputs may be strided
-// views, which are packed into a row-major temporary.
+// Inputs may be strided views, which are packed into a row-major
+// temporary; the host reads returned memrefs the same way.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SBP_RUNTIME_MEMREF_H
 #define SBP_RUNTIME_MEMREF_H
 
-#include "Tensors.h"
+#include "sbp/Runtime/sbp_runtime.h"
 #include <cstring>
 #include <vector>
 
@@ -42,7 +42,9 @@ public:
     if (isRowMajor(sizes, strides, rank))
       return;
     // Gather the strided elements into a row-major temporary.
-    int64_t count = numElements(tensor);
+    int64_t count = 1;
+    for (int64_t size : shape)
+      count *= size;
     packed.resize(count * elementSize);
     std::vector<int64_t> index(rank, 0);
     for (int64_t i = 0; i < count; ++i) {
