@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libzstd-dev
   libgtest-dev libopenblas-dev libmpich-dev mpich
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
 )
 
 missing=()

@@ -93,7 +93,8 @@ sbp::openSbpInputFile(StringRef filename, std::string *errorMessage) {
   if (!file)
     return nullptr;
   StringRef text = file->getBuffer();
-  if (!text.contains("sbp."))
+  // Binary inputs (an ONNX model starts with byte 0x08) are left as read.
+  if (!text.contains("sbp.") || text.starts_with("\x08"))
     return file;
   return llvm::MemoryBuffer::getMemBufferCopy(normalizeSbpSyntax(text),
                                               file->getBufferIdentifier());

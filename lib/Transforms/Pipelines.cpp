@@ -52,6 +52,8 @@ void sbp::buildLowerCpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMaskPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
+  // Integer powers (math.ipowi) have no LLVM intrinsic: loops in a helper.
+  pm.addPass(createConvertMathToFuncs());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

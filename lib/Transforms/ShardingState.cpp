@@ -66,6 +66,24 @@ NdSbpAttr sbp::getUseSharding(OpOperand &use) {
       return getEntry(parent, SbpDialect::getResultShardingsAttrName(), index);
     return {};
   }
+  // A tensor that the payload of an op with a chosen layout reads from
+  // outside (a gather's table, read with tensor.extract) is none of the op's
+  // operands, so its rule cannot have split it: the payload reads it whole.
+  Value value = use.get();
+  if (isa<RankedTensorType>(value.getType()))
+    for (Operation *ancestor = parent;
+         ancestor && !isa<FunctionOpInterface>(ancestor);
+         ancestor = ancestor->getParentOp()) {
+      if (!ancestor->hasAttr(SbpDialect::getResultShardingsAttrName()) ||
+          ancestor->isAncestor(value.getParentRegion()->getParentOp()))
+        continue;
+      NdSbpAttr have = getValueSharding(value);
+      if (!have)
+        return {};
+      SmallVector<SbpEntry> whole(have.getEntries().size(),
+                                  SbpEntry::broadcast());
+      return NdSbpAttr::get(user->getContext(), have.getMesh(), whole);
+    }
   return getEntry(user, SbpDialect::getOperandShardingsAttrName(), index);
 }
 

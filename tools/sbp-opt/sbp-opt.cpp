@@ -2,7 +2,8 @@
 //
 // Every upstream dialect, extension and pass, plus sbp's. Inputs go through
 // openSbpInputFile so that the sbp syntax `sbp.annotate %x #sbp.nd<...>`
-// parses.
+// parses. An ONNX model is imported first and handed on as MLIR text with
+// its locations, so the passes report errors on the model's nodes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,21 +14,86 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "sbp/Import/Onnx.h"
 #include "sbp/InitSbp.h"
+#include "sbp/Runtime/Npy.h"
 #include "sbp/Tools/InputFile.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+cl::OptionCategory onnxCategory("ONNX import options");
+cl::opt<std::string> onnxWeights(
+    "onnx-weights",
+    cl::desc("Floating-point ONNX initializers become function 'arguments' "
+             "(the default) or 'constants'"),
+    cl::init("arguments"), cl::cat(onnxCategory));
+cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Shape of an ONNX input with dynamic dimensions: "
+                         "NAME=AxB... (repeatable)"),
+                cl::cat(onnxCategory));
+cl::list<std::string> inputValues(
+    "onnx-input-value",
+    cl::desc("Value of an ONNX input that must be known at import time (a "
+             "shape given as an input): NAME=FILE.npy (repeatable)"),
+    cl::cat(onnxCategory));
+
+/// Imports an ONNX model into MLIR text; null after printing the errors.
+std::unique_ptr<llvm::MemoryBuffer>
+importOnnx(const llvm::MemoryBuffer &model, const DialectRegistry &registry) {
+  mlir::sbp::OnnxImportOptions options;
+  std::string error;
+  if (onnxWeights != "arguments" && onnxWeights != "constants") {
+    llvm::errs() << "sbp-opt: --onnx-weights=" << onnxWeights
+                 << ": expected arguments or constants\n";
+    return nullptr;
+  }
+  options.weightsAsArguments = onnxWeights == "arguments";
+  for (const std::string &flag : inputShapes)
+    if (!mlir::sbp::parseOnnxInputShape(flag, options, error)) {
+      llvm::errs() << "sbp-opt: " << error << "\n";
+      return nullptr;
+    }
+  for (const std::string &flag : inputValues) {
+    auto [name, path] = llvm::StringRef(flag).rsplit('=');
+    ::sbp::runtime::NpyArray array;
+    if (name.empty() || path.empty() ||
+        !::sbp::runtime::readNpy(path.str(), array, error)) {
+      llvm::errs() << "sbp-opt: --onnx-input-value " << flag << ": "
+                   << (error.empty() ? "expected NAME=FILE.npy" : error)
+                   << "\n";
+      return nullptr;
+    }
+    options.inputValues[name] =
+        std::string(array.data.begin(), array.data.end());
+  }
+  MLIRContext context(registry);
+  mlir::sbp::OnnxImport imported =
+      mlir::sbp::importOnnxModel(model.getMemBufferRef(), &context, options, error);
+  if (!imported.module) {
+    llvm::errs() << error << "\n";
+    return nullptr;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  imported.module->print(os, OpPrintingFlags().enableDebugInfo());
+  return llvm::MemoryBuffer::getMemBufferCopy(text,
+                                              model.getBufferIdentifier());
+}
+} // namespace
 
 int main(int argc, char **argv) {
   registerAllPasses();
-  sbp::registerSbpPassesAndPipelines();
+  mlir::sbp::registerSbpPassesAndPipelines();
 
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
-  sbp::registerSbpDialects(registry);
+  mlir::sbp::registerSbpDialects(registry);
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "sbp optimizer driver: SBP auto-parallelization\n", registry);
@@ -45,10 +111,15 @@ int main(int argc, char **argv) {
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =
-      sbp::openSbpInputFile(inputFilename, &errorMessage);
+      mlir::sbp::openSbpInputFile(inputFilename, &errorMessage);
   if (!input) {
     llvm::errs() << "sbp-opt: " << errorMessage << "\n";
     return 1;
+  }
+  if (mlir::sbp::isOnnxModel(inputFilename, input->getBuffer())) {
+    input = importOnnx(*input, registry);
+    if (!input)
+      return 1;
   }
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);

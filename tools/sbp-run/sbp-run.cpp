@@ -20,6 +20,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
+#include "sbp/Import/Onnx.h"
 #include "sbp/InitSbp.h"
 #include "sbp/Runtime/Npy.h"
 #include "sbp/Tools/InputFile.h"
@@ -63,7 +64,8 @@ cl::opt<std::string>
               cl::cat(category));
 cl::list<std::string> inputFlags("input",
                                  cl::desc("An input: NAME=FILE.npy, NAME "
-                                          "being argN or N (repeatable)"),
+                                          "being argN, N or an ONNX input's "
+                                          "name (repeatable)"),
                                  cl::cat(category));
 cl::opt<bool> randomInputs("random-inputs",
                            cl::desc("Random inputs for arguments without "
@@ -91,6 +93,16 @@ cl::opt<double> timeoutFlag("timeout",
                             cl::desc("Seconds a collective waits for its "
                                      "peers before all ranks stop"),
                             cl::init(300), cl::cat(category));
+cl::opt<std::string> onnxWeights(
+    "onnx-weights",
+    cl::desc("ONNX weights as 'arguments' (the default: loaded from the "
+             "model, shardable) or 'constants'"),
+    cl::init("arguments"), cl::cat(category));
+cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Shape of an ONNX input with dynamic dimensions: "
+                         "NAME=AxB... (repeatable)"),
+                cl::cat(category));
 cl::opt<bool> blasFlag("blas", cl::desc("Call OpenBLAS for matmuls"),
                        cl::cat(category));
 cl::opt<int64_t> stagesFlag("pipeline-stages", cl::init(0), cl::Hidden,
@@ -223,6 +235,8 @@ private:
 
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
+  /// Values of arguments that an ONNX model holds (its weights).
+  std::vector<mlir::sbp::OnnxWeight> weights;
   std::vector<int64_t> mesh;
   func::FuncOp entry;
   std::vector<NpyArray> inputs;
@@ -242,6 +256,35 @@ int Runner::load() {
       mlir::sbp::openSbpInputFile(inputFile, &error);
   if (!buffer)
     return usage(error);
+  if (mlir::sbp::isOnnxModel(inputFile, buffer->getBuffer())) {
+    mlir::sbp::OnnxImportOptions options;
+    if (onnxWeights != "arguments" && onnxWeights != "constants")
+      return usage("--onnx-weights=" + onnxWeights +
+                   ": expected arguments or constants");
+    options.weightsAsArguments = onnxWeights == "arguments";
+    for (const std::string &flag : inputShapes)
+      if (!mlir::sbp::parseOnnxInputShape(flag, options, error))
+        return usage(error);
+    // Inputs named in --input may be needed at import time (a shape).
+    for (const std::string &flag : inputFlags) {
+      auto [name, path] = StringRef(flag).rsplit('=');
+      NpyArray array;
+      if (!path.empty() && ::sbp::runtime::readNpy(path.str(), array, error))
+        options.inputValues[name] = std::string(array.data.begin(),
+                                                array.data.end());
+    }
+    mlir::sbp::OnnxImport imported = mlir::sbp::importOnnxModel(
+        buffer->getMemBufferRef(), &context, options, error);
+    if (!imported.module) {
+      llvm::errs() << error << "\n";
+      return 2;
+    }
+    module = std::move(imported.module);
+    weights = std::move(imported.weights);
+    return 0;
+  }
+  if (!inputShapes.empty())
+    return usage("--input-shape applies to ONNX models only");
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -308,13 +351,18 @@ int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
   inputs.assign(args.size(), NpyArray());
   std::vector<bool> given(args.size(), false);
   for (const std::string &flag : inputFlags) {
-    auto [name, path] = StringRef(flag).split('=');
-    unsigned index;
+    auto [name, path] = StringRef(flag).rsplit('=');
+    unsigned index = args.size();
+    for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+      if (auto argName = entry.getArgAttrOfType<StringAttr>(i, "onnx.name");
+          argName && argName.getValue() == name)
+        index = i;
     StringRef number = name.starts_with("arg") ? name.drop_front(3) : name;
-    if (path.empty() || number.getAsInteger(10, index))
+    if (path.empty() ||
+        (index == args.size() && number.getAsInteger(10, index)))
       return usage("--input " + flag +
                    ": expected NAME=FILE.npy with NAME "
-                   "argN or N");
+                   "argN, N or the name of an ONNX input");
     if (index >= args.size())
       return usage("--input " + flag + ": @" + entry.getSymName().str() +
                    " has " + std::to_string(args.size()) + " arguments");
@@ -335,6 +383,15 @@ int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
                    " but " + spec.name + " of @" + entry.getSymName() + " is " +
                    spec.typeName);
     given[index] = true;
+  }
+  for (const mlir::sbp::OnnxWeight &weight : weights) {
+    if (weight.argument >= args.size() || given[weight.argument])
+      continue;
+    NpyArray &array = inputs[weight.argument];
+    array.dtype = args[weight.argument].dtype;
+    array.shape = args[weight.argument].localShape;
+    array.data.assign(weight.bytes.begin(), weight.bytes.end());
+    given[weight.argument] = true;
   }
   std::mt19937_64 rng(seedFlag);
   for (size_t i = 0; i < args.size(); ++i) {

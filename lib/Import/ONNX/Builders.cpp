@@ -1,0 +1,350 @@
+//===- Builders.cpp - IR building blocks of the ONNX importer -------------===//
+//
+// Element-wise ops with numpy broadcasting, reductions and reshapes, built
+// as linalg and tensor ops whose SBP rules sbp derives (from indexing maps)
+// or knows (reassociations).
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::sbp;
+using namespace mlir::sbp::onnx_import;
+
+Type onnx_import::getElementType(MLIRContext *context, int32_t onnxType) {
+  Builder b(context);
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::INT64:
+    return b.getI64Type();
+  case onnx::TensorProto::INT32:
+    return b.getI32Type();
+  case onnx::TensorProto::INT8:
+    return b.getI8Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  default:
+    return nullptr;
+  }
+}
+
+namespace {
+template <typename T, typename Field>
+DenseElementsAttr fromField(RankedTensorType type, const Field &field) {
+  SmallVector<T> data(field.begin(), field.end());
+  return DenseElementsAttr::get(type, ArrayRef<T>(data));
+}
+} // namespace
+
+DenseElementsAttr onnx_import::getRawAttr(RankedTensorType type,
+                                          StringRef bytes) {
+  Type element = type.getElementType();
+  int64_t width = element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+  if (static_cast<int64_t>(bytes.size()) != type.getNumElements() * width)
+    return nullptr;
+  if (element.isInteger(1)) {
+    SmallVector<bool> bits;
+    for (char c : bytes)
+      bits.push_back(c != 0);
+    return DenseElementsAttr::get(type, ArrayRef<bool>(bits));
+  }
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(bytes.data(), bytes.size()));
+}
+
+DenseElementsAttr onnx_import::getTensorAttr(MLIRContext *context,
+                                             const onnx::TensorProto &tensor,
+                                             std::string &error) {
+  Type element = getElementType(context, tensor.data_type());
+  if (!element) {
+    error = "element type " +
+            (onnx::TensorProto_DataType_IsValid(tensor.data_type())
+                 ? onnx::TensorProto_DataType_Name(
+                       static_cast<onnx::TensorProto_DataType>(
+                           tensor.data_type()))
+                 : std::to_string(tensor.data_type())) +
+            " is not supported";
+    return nullptr;
+  }
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    error = "weights in external data files are not supported";
+    return nullptr;
+  }
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  auto type = RankedTensorType::get(shape, element);
+  int64_t count = type.getNumElements();
+  auto checkCount = [&](int64_t have) {
+    if (have == count)
+      return true;
+    error = "holds " + std::to_string(have) + " values for shape with " +
+            std::to_string(count);
+    return false;
+  };
+  if (tensor.has_raw_data()) {
+    DenseElementsAttr attr = getRawAttr(type, tensor.raw_data());
+    if (!attr)
+      error = "raw data of " + std::to_string(tensor.raw_data().size()) +
+              " bytes for " + std::to_string(count) + " elements";
+    return attr;
+  }
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    if (!checkCount(tensor.float_data_size()))
+      return nullptr;
+    return fromField<float>(type, tensor.float_data());
+  case onnx::TensorProto::DOUBLE:
+    if (!checkCount(tensor.double_data_size()))
+      return nullptr;
+    return fromField<double>(type, tensor.double_data());
+  case onnx::TensorProto::INT64:
+    if (!checkCount(tensor.int64_data_size()))
+      return nullptr;
+    return fromField<int64_t>(type, tensor.int64_data());
+  case onnx::TensorProto::INT32:
+    if (!checkCount(tensor.int32_data_size()))
+      return nullptr;
+    return fromField<int32_t>(type, tensor.int32_data());
+  case onnx::TensorProto::INT8:
+    if (!checkCount(tensor.int32_data_size()))
+      return nullptr;
+    return fromField<int8_t>(type, tensor.int32_data());
+  case onnx::TensorProto::BOOL: {
+    if (!checkCount(tensor.int32_data_size()))
+      return nullptr;
+    SmallVector<bool> bits;
+    for (int32_t v : tensor.int32_data())
+      bits.push_back(v != 0);
+    return DenseElementsAttr::get(type, ArrayRef<bool>(bits));
+  }
+  default:
+    error = "unsupported storage";
+    return nullptr;
+  }
+}
+
+Value onnx_import::createEmpty(OpBuilder &b, Location loc,
+                               ArrayRef<int64_t> shape, Type elementType) {
+  return tensor::EmptyOp::create(b, loc, shape, elementType);
+}
+
+Value onnx_import::createScalar(OpBuilder &b, Location loc, Type type,
+                                double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
+  if (type.isIndex())
+    return arith::ConstantIndexOp::create(b, loc, static_cast<int64_t>(value));
+  if (type.isInteger(1))
+    return arith::ConstantOp::create(b, loc, b.getBoolAttr(value != 0));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+Value onnx_import::createFilled(OpBuilder &b, Location loc,
+                                ArrayRef<int64_t> shape, Type elementType,
+                                double value) {
+  Value scalar = createScalar(b, loc, elementType, value);
+  Value empty = createEmpty(b, loc, shape, elementType);
+  return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
+}
+
+FailureOr<SmallVector<int64_t>>
+onnx_import::broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
+  size_t rank = 0;
+  for (ArrayRef<int64_t> shape : shapes)
+    rank = std::max(rank, shape.size());
+  SmallVector<int64_t> result(rank, 1);
+  for (ArrayRef<int64_t> shape : shapes) {
+    size_t offset = rank - shape.size();
+    for (auto [i, size] : llvm::enumerate(shape)) {
+      int64_t &out = result[offset + i];
+      if (size == out || size == 1)
+        continue;
+      if (out != 1)
+        return failure();
+      out = size;
+    }
+  }
+  return result;
+}
+
+Value onnx_import::buildElementwise(OpBuilder &b, Location loc,
+                                    ValueRange inputs, Type resultElementType,
+                                    ScalarBuilder body,
+                                    std::optional<ArrayRef<int64_t>> shape) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value input : inputs)
+    shapes.push_back(cast<RankedTensorType>(input.getType()).getShape());
+  SmallVector<int64_t> outShape;
+  if (shape) {
+    outShape.assign(shape->begin(), shape->end());
+  } else {
+    FailureOr<SmallVector<int64_t>> broadcast = broadcastShapes(shapes);
+    assert(succeeded(broadcast) && "callers check broadcastability");
+    outShape = *broadcast;
+  }
+  unsigned rank = outShape.size();
+  SmallVector<AffineMap> maps;
+  for (ArrayRef<int64_t> inShape : shapes) {
+    SmallVector<AffineExpr> exprs;
+    unsigned offset = rank - inShape.size();
+    for (auto [i, size] : llvm::enumerate(inShape))
+      exprs.push_back(size == 1 && outShape[offset + i] != 1
+                          ? b.getAffineConstantExpr(0)
+                          : b.getAffineDimExpr(offset + i));
+    maps.push_back(AffineMap::get(rank, 0, exprs, b.getContext()));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init = createEmpty(b, loc, outShape, resultElementType);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), inputs, init, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value result = body(nested, nestedLoc, args.drop_back());
+        linalg::YieldOp::create(nested, nestedLoc, result);
+      });
+  return generic.getResult(0);
+}
+
+Value onnx_import::buildReduction(OpBuilder &b, Location loc, Value input,
+                                  ArrayRef<int64_t> axes, bool keepDims,
+                                  double initValue, ScalarBuilder combine) {
+  auto type = cast<RankedTensorType>(input.getType());
+  unsigned rank = type.getRank();
+  SmallVector<int64_t> reducedShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (unsigned d = 0; d < rank; ++d) {
+    if (llvm::is_contained(axes, d)) {
+      iterators.push_back(utils::IteratorType::reduction);
+      continue;
+    }
+    iterators.push_back(utils::IteratorType::parallel);
+    reducedShape.push_back(type.getDimSize(d));
+    outExprs.push_back(b.getAffineDimExpr(d));
+  }
+  Value init = createFilled(b, loc, reducedShape, type.getElementType(),
+                            initValue);
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(rank),
+      AffineMap::get(rank, 0, outExprs, b.getContext())};
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), input, init, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc,
+                                combine(nested, nestedLoc, args));
+      });
+  Value result = generic.getResult(0);
+  if (!keepDims)
+    return result;
+  SmallVector<int64_t> keptShape(type.getShape());
+  for (int64_t axis : axes)
+    keptShape[axis] = 1;
+  return buildReshape(b, loc, result, keptShape);
+}
+
+namespace {
+/// Groups `from` into `to` when each dimension of `to` is a product of
+/// consecutive dimensions of `from` (a collapse; an expand is the same with
+/// the roles swapped). Size-1 dimensions join the group before them.
+std::optional<SmallVector<ReassociationIndices>>
+findReassociation(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  SmallVector<ReassociationIndices> groups;
+  if (to.empty()) {
+    if (llvm::all_of(from, [](int64_t s) { return s == 1; }))
+      return groups;
+    return std::nullopt;
+  }
+  size_t i = 0;
+  for (int64_t size : to) {
+    ReassociationIndices group;
+    int64_t product = 1;
+    while (i < from.size()) {
+      product *= from[i];
+      group.push_back(i++);
+      if (product >= size)
+        break;
+    }
+    if (product != size)
+      return std::nullopt;
+    groups.push_back(group);
+  }
+  // Trailing size-1 dimensions join the last group.
+  while (i < from.size() && from[i] == 1)
+    groups.back().push_back(i++);
+  if (i != from.size())
+    return std::nullopt;
+  return groups;
+}
+} // namespace
+
+Value onnx_import::buildReshape(OpBuilder &b, Location loc, Value input,
+                                ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getShape() == shape)
+    return input;
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  // No data to keep.
+  if (type.getNumElements() == 0)
+    return createEmpty(b, loc, shape, type.getElementType());
+  if (shape.size() <= static_cast<size_t>(type.getRank()))
+    if (auto groups = findReassociation(type.getShape(), shape))
+      return tensor::CollapseShapeOp::create(b, loc, resultType, input,
+                                             *groups);
+  if (shape.size() >= static_cast<size_t>(type.getRank()))
+    if (auto groups = findReassociation(shape, type.getShape()))
+      return tensor::ExpandShapeOp::create(b, loc, resultType, input,
+                                           *groups);
+  // Through one dimension (or a scalar, for one element).
+  int64_t count = type.getNumElements();
+  SmallVector<int64_t> flat = count == 1 ? SmallVector<int64_t>{}
+                                         : SmallVector<int64_t>{count};
+  Value collapsed = buildReshape(b, loc, input, flat);
+  return buildReshape(b, loc, collapsed, shape);
+}
+
+Value onnx_import::castScalar(OpBuilder &b, Location loc, Value value,
+                              Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  if (to.isInteger(1)) {
+    Value zero = createScalar(b, loc, from, 0);
+    if (isa<FloatType>(from))
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
+                                   zero);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value,
+                                 zero);
+  }
+  if (from.isInteger(1)) {
+    if (isa<FloatType>(to))
+      return arith::UIToFPOp::create(b, loc, to, value);
+    return arith::ExtUIOp::create(b, loc, to, value);
+  }
+  bool fromFloat = isa<FloatType>(from), toFloat = isa<FloatType>(to);
+  if (fromFloat && toFloat)
+    return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+               ? Value(arith::ExtFOp::create(b, loc, to, value))
+               : Value(arith::TruncFOp::create(b, loc, to, value));
+  if (fromFloat)
+    return arith::FPToSIOp::create(b, loc, to, value);
+  if (toFloat)
+    return arith::SIToFPOp::create(b, loc, to, value);
+  return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+             ? Value(arith::ExtSIOp::create(b, loc, to, value))
+             : Value(arith::TruncIOp::create(b, loc, to, value));
+}
+
+std::optional<int64_t> onnx_import::normalizeAxis(int64_t axis,
+                                                  int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}

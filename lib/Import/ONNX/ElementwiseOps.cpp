@@ -1,0 +1,474 @@
+//===- ElementwiseOps.cpp - ONNX element-wise, normalization, reductions --===//
+//
+// Element-wise ops become one broadcasting `linalg.generic` each, so that
+// their SBP rules follow from the indexing maps; softmax and layer
+// normalization are built from reductions and element-wise steps rather
+// than fused, for the same reason.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::sbp;
+using namespace mlir::sbp::onnx_import;
+
+namespace {
+
+using BinaryFn = std::function<Value(OpBuilder &, Location, Value, Value)>;
+using UnaryFn = std::function<Value(NodeImporter &, OpBuilder &, Location,
+                                    Value)>;
+
+bool isFloat(Type type) { return isa<FloatType>(type); }
+
+/// Checks that inputs [0, count) exist, are tensors and broadcast together.
+LogicalResult checkBroadcastInputs(NodeImporter &n, unsigned count) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (unsigned i = 0; i < count; ++i) {
+    RankedTensorType type = n.inputType(i);
+    if (!type)
+      return n.error("input " + Twine(i) + " is missing or not a tensor");
+    shapes.push_back(type.getShape());
+  }
+  if (failed(broadcastShapes(shapes)))
+    return n.error("the input shapes do not broadcast together");
+  return success();
+}
+
+/// A binary op with numpy broadcasting, of one type per element kind.
+NodeConverter binary(BinaryFn floatFn, BinaryFn intFn,
+                     bool comparison = false) {
+  return [=](NodeImporter &n) -> LogicalResult {
+    if (failed(checkBroadcastInputs(n, 2)))
+      return failure();
+    Type element = n.inputType(0).getElementType();
+    if (n.inputType(1).getElementType() != element)
+      return n.error("the inputs have different element types");
+    BinaryFn fn = isFloat(element) ? floatFn : intFn;
+    if (!fn)
+      return n.error("element type not supported by this op");
+    Type result = comparison ? n.builder().getI1Type() : element;
+    n.setOutput(0, buildElementwise(
+                       n.builder(), n.getLoc(), {n.input(0), n.input(1)},
+                       result, [&](OpBuilder &b, Location loc, ValueRange a) {
+                         return fn(b, loc, a[0], a[1]);
+                       }));
+    return success();
+  };
+}
+
+template <typename FloatOp, typename IntOp> NodeConverter arithBinary() {
+  return binary(
+      [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+        return FloatOp::create(b, loc, x, y);
+      },
+      [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+        return IntOp::create(b, loc, x, y);
+      });
+}
+
+NodeConverter compare(arith::CmpFPredicate fp, arith::CmpIPredicate ip) {
+  return binary(
+      [=](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+        return arith::CmpFOp::create(b, loc, fp, x, y);
+      },
+      [=](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+        return arith::CmpIOp::create(b, loc, ip, x, y);
+      },
+      /*comparison=*/true);
+}
+
+/// A unary op on floats (and on integers where `allowInt`).
+NodeConverter unary(UnaryFn fn, bool allowInt = false) {
+  return [=](NodeImporter &n) -> LogicalResult {
+    RankedTensorType type = n.inputType(0);
+    if (!type)
+      return n.error("input 0 is missing or not a tensor");
+    if (!isFloat(type.getElementType()) && !allowInt)
+      return n.error("needs a floating-point input");
+    n.setOutput(0, buildElementwise(
+                       n.builder(), n.getLoc(), {n.input(0)},
+                       type.getElementType(),
+                       [&](OpBuilder &b, Location loc, ValueRange a) {
+                         return fn(n, b, loc, a[0]);
+                       }));
+    return success();
+  };
+}
+
+template <typename MathOp> NodeConverter mathUnary() {
+  return unary([](NodeImporter &, OpBuilder &b, Location loc, Value x) {
+    return Value(MathOp::create(b, loc, x));
+  });
+}
+
+Value constantLike(OpBuilder &b, Location loc, Value like, double value) {
+  return createScalar(b, loc, like.getType(), value);
+}
+
+LogicalResult convertPow(NodeImporter &n) {
+  if (failed(checkBroadcastInputs(n, 2)))
+    return failure();
+  Type element = n.inputType(0).getElementType();
+  Type exponentType = n.inputType(1).getElementType();
+  n.setOutput(0, buildElementwise(
+                     n.builder(), n.getLoc(), {n.input(0), n.input(1)},
+                     element,
+                     [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                       if (!isFloat(element) && !isFloat(exponentType))
+                         return math::IPowIOp::create(
+                             b, loc, a[0], castScalar(b, loc, a[1], element));
+                       // Integer bases with float exponents: in f64, then
+                       // truncated, as numpy does.
+                       Type compute =
+                           isFloat(element) ? element : b.getF64Type();
+                       Value base = castScalar(b, loc, a[0], compute);
+                       Value exponent = castScalar(b, loc, a[1], compute);
+                       Value power = math::PowFOp::create(b, loc, base,
+                                                          exponent);
+                       return castScalar(b, loc, power, element);
+                     }));
+  return success();
+}
+
+LogicalResult convertWhere(NodeImporter &n) {
+  if (failed(checkBroadcastInputs(n, 3)))
+    return failure();
+  if (!n.inputType(0).getElementType().isInteger(1))
+    return n.error("the condition must be bool");
+  n.setOutput(0, buildElementwise(
+                     n.builder(), n.getLoc(),
+                     {n.input(0), n.input(1), n.input(2)},
+                     n.inputType(1).getElementType(),
+                     [&](OpBuilder &b, Location loc, ValueRange a) {
+                       return Value(
+                           arith::SelectOp::create(b, loc, a[0], a[1], a[2]));
+                     }));
+  return success();
+}
+
+LogicalResult convertCast(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type)
+    return n.error("input 0 is missing or not a tensor");
+  Type to = getElementType(n.builder().getContext(), n.intAttr("to", 0));
+  if (!to)
+    return n.error("casts to element type " + Twine(n.intAttr("to", 0)) +
+                   " are not supported");
+  if (DenseElementsAttr constant = n.constantInput(0);
+      constant && constant.getElementType().isInteger() && to.isInteger() &&
+      !to.isInteger(1) && constant.getNumElements() <= 64) {
+    SmallVector<APInt> values;
+    for (const APInt &value : constant.getValues<APInt>())
+      values.push_back(value.sextOrTrunc(to.getIntOrFloatBitWidth()));
+    n.setConstantOutput(
+        0, DenseElementsAttr::get(type.clone(to), ArrayRef<APInt>(values)));
+    return success();
+  }
+  n.setOutput(0, buildElementwise(n.builder(), n.getLoc(), {n.input(0)}, to,
+                                  [&](OpBuilder &b, Location loc,
+                                      ValueRange a) {
+                                    return castScalar(b, loc, a[0], to);
+                                  }));
+  return success();
+}
+
+/// The identity element of a max (or min) reduction over `type`.
+double lowest(Type type, bool max) {
+  if (isFloat(type))
+    return max ? -INFINITY : INFINITY;
+  unsigned width = type.getIntOrFloatBitWidth();
+  double bound = width >= 64 ? 9.2233720368547748e18 : std::ldexp(1, width - 1);
+  return max ? -bound : bound - 1;
+}
+
+enum class Reduce { Sum, Mean, Max, Min, Prod };
+
+Value combine(OpBuilder &b, Location loc, Reduce kind, Value x, Value acc) {
+  bool f = isFloat(x.getType());
+  switch (kind) {
+  case Reduce::Sum:
+  case Reduce::Mean:
+    return f ? Value(arith::AddFOp::create(b, loc, x, acc))
+             : Value(arith::AddIOp::create(b, loc, x, acc));
+  case Reduce::Max:
+    return f ? Value(arith::MaximumFOp::create(b, loc, x, acc))
+             : Value(arith::MaxSIOp::create(b, loc, x, acc));
+  case Reduce::Min:
+    return f ? Value(arith::MinimumFOp::create(b, loc, x, acc))
+             : Value(arith::MinSIOp::create(b, loc, x, acc));
+  case Reduce::Prod:
+    return f ? Value(arith::MulFOp::create(b, loc, x, acc))
+             : Value(arith::MulIOp::create(b, loc, x, acc));
+  }
+  return nullptr;
+}
+
+/// Reduces over `axes` (any order, negative allowed), dividing by the count
+/// for a mean.
+Value reduce(OpBuilder &b, Location loc, Value input,
+             SmallVector<int64_t> axes, bool keepDims, Reduce kind) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Type element = type.getElementType();
+  llvm::sort(axes);
+  double init = kind == Reduce::Max   ? lowest(element, true)
+                : kind == Reduce::Min ? lowest(element, false)
+                : kind == Reduce::Prod ? 1
+                                       : 0;
+  Value result = buildReduction(
+      b, loc, input, axes, keepDims, init,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        return combine(nested, nestedLoc, kind, args[0], args[1]);
+      });
+  if (kind != Reduce::Mean)
+    return result;
+  int64_t count = 1;
+  for (int64_t axis : axes)
+    count *= type.getDimSize(axis);
+  return buildElementwise(
+      b, loc, {result}, element,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange a) -> Value {
+        Value divisor = createScalar(nested, nestedLoc, element, count);
+        if (isFloat(element))
+          return arith::DivFOp::create(nested, nestedLoc, a[0], divisor);
+        return arith::DivSIOp::create(nested, nestedLoc, a[0], divisor);
+      });
+}
+
+NodeConverter reduction(Reduce kind) {
+  return [=](NodeImporter &n) -> LogicalResult {
+    RankedTensorType type = n.inputType(0);
+    if (!type)
+      return n.error("input 0 is missing or not a tensor");
+    // ReduceSum reads its axes from input 1 since opset 13; the others
+    // from an attribute until opset 18.
+    std::optional<SmallVector<int64_t>> axes = n.intsAttr("axes");
+    if (kind == Reduce::Sum && n.getOpset() >= 13) {
+      axes = std::nullopt;
+      if (n.hasInput(1)) {
+        axes = n.intsInput(1);
+        if (!axes)
+          return n.error("the axes must be known at import time");
+      }
+    }
+    bool keepDims = n.intAttr("keepdims", 1) != 0;
+    if (!axes || axes->empty()) {
+      if (n.intAttr("noop_with_empty_axes", 0)) {
+        n.setOutput(0, n.input(0));
+        return success();
+      }
+      axes.emplace();
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        axes->push_back(d);
+    }
+    for (int64_t &axis : *axes) {
+      std::optional<int64_t> normalized = normalizeAxis(axis, type.getRank());
+      if (!normalized)
+        return n.error("axis " + Twine(axis) + " is out of range");
+      axis = *normalized;
+    }
+    n.setOutput(0, reduce(n.builder(), n.getLoc(), n.input(0), *axes,
+                          keepDims, kind));
+    return success();
+  };
+}
+
+Value subtract(OpBuilder &b, Location loc, Value x, Value y) {
+  return buildElementwise(b, loc, {x, y},
+                          cast<RankedTensorType>(x.getType()).getElementType(),
+                          [](OpBuilder &nb, Location l, ValueRange a) {
+                            return Value(arith::SubFOp::create(nb, l, a[0],
+                                                               a[1]));
+                          });
+}
+
+/// Softmax or log-softmax of `input` along `axis`.
+Value softmax(OpBuilder &b, Location loc, Value input, int64_t axis,
+              bool log) {
+  Type element = cast<RankedTensorType>(input.getType()).getElementType();
+  Value max = reduce(b, loc, input, {axis}, true, Reduce::Max);
+  Value shifted = subtract(b, loc, input, max);
+  Value exp = buildElementwise(b, loc, {shifted}, element,
+                               [](OpBuilder &nb, Location l, ValueRange a) {
+                                 return Value(math::ExpOp::create(nb, l, a[0]));
+                               });
+  Value sum = reduce(b, loc, exp, {axis}, true, Reduce::Sum);
+  return buildElementwise(
+      b, loc, {log ? shifted : exp, sum}, element,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        if (!log)
+          return arith::DivFOp::create(nb, l, a[0], a[1]);
+        return arith::SubFOp::create(nb, l, a[0],
+                                     math::LogOp::create(nb, l, a[1]));
+      });
+}
+
+NodeConverter convertSoftmax(bool log) {
+  return [=](NodeImporter &n) -> LogicalResult {
+    RankedTensorType type = n.inputType(0);
+    if (!type || !isFloat(type.getElementType()))
+      return n.error("needs a floating-point tensor");
+    int64_t rank = type.getRank();
+    bool coerce = n.getOpset() < 13;
+    std::optional<int64_t> axis =
+        normalizeAxis(n.intAttr("axis", coerce ? 1 : -1), rank);
+    if (!axis)
+      return n.error("axis out of range");
+    OpBuilder &b = n.builder();
+    if (!coerce) {
+      n.setOutput(0, softmax(b, n.getLoc(), n.input(0), *axis, log));
+      return success();
+    }
+    // Before opset 13 the input is seen as 2-d, split before `axis`.
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < *axis ? outer : inner) *= type.getDimSize(d);
+    Value flat = buildReshape(b, n.getLoc(), n.input(0), {outer, inner});
+    Value result = softmax(b, n.getLoc(), flat, 1, log);
+    n.setOutput(0, buildReshape(b, n.getLoc(), result, type.getShape()));
+    return success();
+  };
+}
+
+LogicalResult convertLayerNorm(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type || !isFloat(type.getElementType()) || !n.inputType(1))
+    return n.error("needs a floating-point input and a scale");
+  std::optional<int64_t> axis =
+      normalizeAxis(n.intAttr("axis", -1), type.getRank());
+  if (!axis)
+    return n.error("axis out of range");
+  Type element = type.getElementType();
+  float epsilon = n.floatAttr("epsilon", 1e-5f);
+  OpBuilder &b = n.builder();
+  Location loc = n.getLoc();
+  SmallVector<int64_t> axes;
+  for (int64_t d = *axis; d < type.getRank(); ++d)
+    axes.push_back(d);
+  Value x = n.input(0);
+  Value mean = reduce(b, loc, x, axes, true, Reduce::Mean);
+  Value centered = subtract(b, loc, x, mean);
+  Value squares = buildElementwise(
+      b, loc, {centered}, element, [](OpBuilder &nb, Location l, ValueRange a) {
+        return Value(arith::MulFOp::create(nb, l, a[0], a[0]));
+      });
+  Value variance = reduce(b, loc, squares, axes, true, Reduce::Mean);
+  Value invStdDev = buildElementwise(
+      b, loc, {variance}, element,
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value eps = createScalar(nb, l, element, epsilon);
+        return Value(math::RsqrtOp::create(
+            nb, l, arith::AddFOp::create(nb, l, a[0], eps)));
+      });
+  SmallVector<Value> operands = {centered, invStdDev, n.input(1)};
+  if (n.hasInput(2))
+    operands.push_back(n.input(2));
+  if (failed(broadcastShapes({type.getShape(), n.inputType(1).getShape()})) ||
+      (n.hasInput(2) &&
+       failed(broadcastShapes({type.getShape(), n.inputType(2).getShape()}))))
+    return n.error("the scale or bias does not broadcast to the input");
+  n.setOutput(0, buildElementwise(
+                     b, loc, operands, element,
+                     [&](OpBuilder &nb, Location l, ValueRange a) {
+                       Value y = arith::MulFOp::create(
+                           nb, l, arith::MulFOp::create(nb, l, a[0], a[1]),
+                           a[2]);
+                       if (a.size() == 4)
+                         y = arith::AddFOp::create(nb, l, y, a[3]);
+                       return y;
+                     },
+                     type.getShape()));
+  n.setOutput(1, mean);
+  n.setOutput(2, invStdDev);
+  return success();
+}
+
+} // namespace
+
+void onnx_import::addElementwiseConverters(ConverterTable &table) {
+  table["Add"] = arithBinary<arith::AddFOp, arith::AddIOp>();
+  table["Sub"] = arithBinary<arith::SubFOp, arith::SubIOp>();
+  table["Mul"] = arithBinary<arith::MulFOp, arith::MulIOp>();
+  table["Div"] = arithBinary<arith::DivFOp, arith::DivSIOp>();
+  table["Pow"] = convertPow;
+  table["Equal"] = compare(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq);
+  table["Less"] = compare(arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt);
+  table["Greater"] =
+      compare(arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt);
+  table["LessOrEqual"] =
+      compare(arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle);
+  table["GreaterOrEqual"] =
+      compare(arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge);
+  table["Where"] = convertWhere;
+  table["Cast"] = convertCast;
+
+  table["Sqrt"] = mathUnary<math::SqrtOp>();
+  table["Exp"] = mathUnary<math::ExpOp>();
+  table["Log"] = mathUnary<math::LogOp>();
+  table["Erf"] = mathUnary<math::ErfOp>();
+  table["Tanh"] = mathUnary<math::TanhOp>();
+  table["Reciprocal"] =
+      unary([](NodeImporter &, OpBuilder &b, Location loc, Value x) {
+        return Value(arith::DivFOp::create(b, loc, constantLike(b, loc, x, 1),
+                                           x));
+      });
+  table["Neg"] = unary(
+      [](NodeImporter &, OpBuilder &b, Location loc, Value x) -> Value {
+        if (isFloat(x.getType()))
+          return arith::NegFOp::create(b, loc, x);
+        return arith::SubIOp::create(b, loc, constantLike(b, loc, x, 0), x);
+      },
+      /*allowInt=*/true);
+  table["Abs"] = unary(
+      [](NodeImporter &, OpBuilder &b, Location loc, Value x) -> Value {
+        if (isFloat(x.getType()))
+          return math::AbsFOp::create(b, loc, x);
+        return math::AbsIOp::create(b, loc, x);
+      },
+      /*allowInt=*/true);
+  table["Sigmoid"] =
+      unary([](NodeImporter &, OpBuilder &b, Location loc, Value x) {
+        Value one = constantLike(b, loc, x, 1);
+        Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+        return Value(arith::DivFOp::create(
+            b, loc, one, arith::AddFOp::create(b, loc, one, e)));
+      });
+  table["Relu"] = unary(
+      [](NodeImporter &, OpBuilder &b, Location loc, Value x) -> Value {
+        Value zero = constantLike(b, loc, x, 0);
+        if (isFloat(x.getType()))
+          return arith::MaximumFOp::create(b, loc, x, zero);
+        return arith::MaxSIOp::create(b, loc, x, zero);
+      },
+      /*allowInt=*/true);
+  table["LeakyRelu"] =
+      unary([](NodeImporter &n, OpBuilder &b, Location loc, Value x) {
+        Value zero = constantLike(b, loc, x, 0);
+        Value alpha = constantLike(b, loc, x, n.floatAttr("alpha", 0.01f));
+        Value negative =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+        return Value(arith::SelectOp::create(
+            b, loc, negative, arith::MulFOp::create(b, loc, x, alpha), x));
+      });
+  table["HardSigmoid"] =
+      unary([](NodeImporter &n, OpBuilder &b, Location loc, Value x) {
+        Value alpha = constantLike(b, loc, x, n.floatAttr("alpha", 0.2f));
+        Value beta = constantLike(b, loc, x, n.floatAttr("beta", 0.5f));
+        Value y = arith::AddFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, x, alpha), beta);
+        y = arith::MinimumFOp::create(b, loc, y, constantLike(b, loc, x, 1));
+        return Value(
+            arith::MaximumFOp::create(b, loc, y, constantLike(b, loc, x, 0)));
+      });
+
+  table["Softmax"] = convertSoftmax(false);
+  table["LogSoftmax"] = convertSoftmax(true);
+  table["LayerNormalization"] = convertLayerNorm;
+  table["ReduceSum"] = reduction(Reduce::Sum);
+  table["ReduceMean"] = reduction(Reduce::Mean);
+  table["ReduceMax"] = reduction(Reduce::Max);
+  table["ReduceMin"] = reduction(Reduce::Min);
+  table["ReduceProd"] = reduction(Reduce::Prod);
+}

@@ -1,0 +1,566 @@
+//===- OnnxImporter.cpp - ONNX model to a logical program -----------------===//
+//
+// Parses the model with protobuf, runs the ONNX checker and shape inference,
+// and builds the graph as one function. Floating-point initializers become
+// arguments (weights the search may shard) unless they are only read as
+// import-time constants; integer ones (shapes, axes, indices) stay
+// constants.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
+#include "sbp/Import/Onnx.h"
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+#include <google/protobuf/io/coded_stream.h>
+
+using namespace mlir;
+using namespace mlir::sbp;
+using namespace mlir::sbp::onnx_import;
+
+namespace mlir::sbp::onnx_import {
+
+/// Builds one graph into `@main`.
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *context, StringRef filename,
+                const OnnxImportOptions &options)
+      : context(context), builder(context), filename(filename.str()),
+        options(options) {}
+
+  LogicalResult importModel(onnx::ModelProto &model, OnnxImport &result);
+
+  Value getValue(StringRef name, Location loc);
+  DenseElementsAttr getConstant(StringRef name);
+  void define(StringRef name, Value value) { values[name].value = value; }
+  void defineConstant(StringRef name, DenseElementsAttr constant) {
+    values[name] = Entry{Value(), constant, nullptr};
+  }
+  bool isDefined(StringRef name) const { return values.count(name); }
+
+  void addError(const Twine &message) {
+    errors.push_back((filename + ": " + message).str());
+  }
+
+  MLIRContext *context;
+  OpBuilder builder;
+
+private:
+  struct Entry {
+    Value value;
+    DenseElementsAttr constant;
+    const onnx::TensorProto *initializer = nullptr;
+  };
+
+  LogicalResult setUpInputs(onnx::GraphProto &graph);
+  LogicalResult checkOps(const onnx::GraphProto &graph, int64_t opset,
+                         const ConverterTable &table);
+
+  std::string filename;
+  const OnnxImportOptions &options;
+  llvm::StringMap<Entry> values;
+  Block *body = nullptr;
+  /// Initializers read as tensors that became arguments, in order.
+  SmallVector<const onnx::TensorProto *> weightArguments;
+  std::vector<std::string> errors;
+
+  friend OnnxImport mlir::sbp::importOnnxModel(llvm::MemoryBufferRef,
+                                               MLIRContext *,
+                                               const OnnxImportOptions &,
+                                               std::string &);
+};
+
+} // namespace mlir::sbp::onnx_import
+
+namespace {
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      shape, os, [&](int64_t size) { os << size; }, "x");
+  return text.empty() ? "scalar" : text;
+}
+
+const char *onnxTypeName(int32_t type) {
+  return onnx::TensorProto_DataType_IsValid(type)
+             ? onnx::TensorProto_DataType_Name(
+                   static_cast<onnx::TensorProto_DataType>(type))
+                   .c_str()
+             : "unknown";
+}
+
+/// The static tensor type of a graph input or value_info, or null.
+RankedTensorType getStaticType(MLIRContext *context,
+                               const onnx::TypeProto &type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+    return nullptr;
+  Type element = getElementType(context, type.tensor_type().elem_type());
+  if (!element)
+    return nullptr;
+  SmallVector<int64_t> shape;
+  for (const auto &dim : type.tensor_type().shape().dim()) {
+    if (!dim.has_dim_value())
+      return nullptr;
+    shape.push_back(dim.dim_value());
+  }
+  return RankedTensorType::get(shape, element);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+Value GraphImporter::getValue(StringRef name, Location loc) {
+  auto it = values.find(name);
+  if (it == values.end())
+    return nullptr;
+  Entry &entry = it->second;
+  if (entry.value)
+    return entry.value;
+  if (entry.initializer && options.weightsAsArguments &&
+      isa_and_nonnull<FloatType>(getElementType(
+          context, entry.initializer->data_type()))) {
+    Type element = getElementType(context, entry.initializer->data_type());
+    SmallVector<int64_t> shape(entry.initializer->dims().begin(),
+                               entry.initializer->dims().end());
+    entry.value =
+        body->addArgument(RankedTensorType::get(shape, element),
+                          NameLoc::get(builder.getStringAttr(name),
+                                       FileLineColLoc::get(context, filename,
+                                                           0, 0)));
+    weightArguments.push_back(entry.initializer);
+    return entry.value;
+  }
+  DenseElementsAttr constant = getConstant(name);
+  if (!constant)
+    return nullptr;
+  // Constants go first in the body, so that a value first read deep in the
+  // graph still dominates every later use.
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(body);
+  entry.value = arith::ConstantOp::create(builder, loc, constant);
+  return entry.value;
+}
+
+DenseElementsAttr GraphImporter::getConstant(StringRef name) {
+  auto it = values.find(name);
+  if (it == values.end())
+    return nullptr;
+  Entry &entry = it->second;
+  if (!entry.constant && entry.initializer) {
+    std::string error;
+    entry.constant = getTensorAttr(context, *entry.initializer, error);
+    if (!entry.constant)
+      addError("initializer '" + name + "': " + error);
+  }
+  auto given = options.inputValues.find(name);
+  if (!entry.constant && entry.value && isa<BlockArgument>(entry.value) &&
+      given != options.inputValues.end()) {
+    auto type = cast<RankedTensorType>(entry.value.getType());
+    entry.constant = getRawAttr(type, given->second);
+    if (!entry.constant)
+      addError("the value given for input '" + name + "' does not fit " +
+               "its type");
+  }
+  return entry.constant;
+}
+
+//===----------------------------------------------------------------------===//
+// NodeImporter
+//===----------------------------------------------------------------------===//
+
+NodeImporter::NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
+                           int64_t opset, Location loc)
+    : graph(graph), node(node), opset(opset), loc(loc) {}
+
+OpBuilder &NodeImporter::builder() { return graph.builder; }
+
+bool NodeImporter::hasInput(unsigned i) const {
+  return i < static_cast<unsigned>(node.input_size()) &&
+         !node.input(i).empty();
+}
+
+Value NodeImporter::input(unsigned i) {
+  return hasInput(i) ? graph.getValue(node.input(i), loc) : Value();
+}
+
+RankedTensorType NodeImporter::inputType(unsigned i) {
+  Value value = input(i);
+  return value ? dyn_cast<RankedTensorType>(value.getType()) : nullptr;
+}
+
+DenseElementsAttr NodeImporter::constantInput(unsigned i) {
+  return hasInput(i) ? graph.getConstant(node.input(i)) : nullptr;
+}
+
+std::optional<SmallVector<int64_t>> NodeImporter::intsInput(unsigned i) {
+  DenseElementsAttr constant = constantInput(i);
+  if (!constant || !constant.getElementType().isInteger())
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  for (const APInt &value : constant.getValues<APInt>())
+    ints.push_back(value.getSExtValue());
+  return ints;
+}
+
+const onnx::AttributeProto *NodeImporter::attr(StringRef name) const {
+  for (const onnx::AttributeProto &attribute : node.attribute())
+    if (attribute.name() == name)
+      return &attribute;
+  return nullptr;
+}
+
+bool NodeImporter::hasAttr(StringRef name) const { return attr(name); }
+
+int64_t NodeImporter::intAttr(StringRef name, int64_t defaultValue) const {
+  const onnx::AttributeProto *attribute = attr(name);
+  return attribute ? attribute->i() : defaultValue;
+}
+
+float NodeImporter::floatAttr(StringRef name, float defaultValue) const {
+  const onnx::AttributeProto *attribute = attr(name);
+  return attribute ? attribute->f() : defaultValue;
+}
+
+std::string NodeImporter::stringAttr(StringRef name,
+                                     StringRef defaultValue) const {
+  const onnx::AttributeProto *attribute = attr(name);
+  return attribute ? attribute->s() : defaultValue.str();
+}
+
+std::optional<SmallVector<int64_t>>
+NodeImporter::intsAttr(StringRef name) const {
+  const onnx::AttributeProto *attribute = attr(name);
+  if (!attribute)
+    return std::nullopt;
+  return SmallVector<int64_t>(attribute->ints().begin(),
+                              attribute->ints().end());
+}
+
+std::optional<SmallVector<float>>
+NodeImporter::floatsAttr(StringRef name) const {
+  const onnx::AttributeProto *attribute = attr(name);
+  if (!attribute)
+    return std::nullopt;
+  return SmallVector<float>(attribute->floats().begin(),
+                            attribute->floats().end());
+}
+
+bool NodeImporter::hasOutput(unsigned i) const {
+  return i < static_cast<unsigned>(node.output_size()) &&
+         !node.output(i).empty();
+}
+
+void NodeImporter::setOutput(unsigned i, Value value) {
+  if (hasOutput(i))
+    graph.define(node.output(i), value);
+}
+
+void NodeImporter::setConstantOutput(unsigned i, DenseElementsAttr value) {
+  if (hasOutput(i))
+    graph.defineConstant(node.output(i), value);
+}
+
+LogicalResult NodeImporter::error(const Twine &message) {
+  graph.addError("node '" + node.name() + "' (" + node.op_type() +
+                 "): " + message);
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// The graph
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphImporter::setUpInputs(onnx::GraphProto &graph) {
+  llvm::StringSet<> initializers;
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    initializers.insert(tensor.name());
+  bool ok = true;
+  llvm::StringSet<> used;
+  for (onnx::ValueInfoProto &input : *graph.mutable_input()) {
+    if (initializers.contains(input.name()))
+      continue;
+    used.insert(input.name());
+    if (!input.type().has_tensor_type()) {
+      addError("input '" + input.name() + "' is not a tensor");
+      ok = false;
+      continue;
+    }
+    auto *tensorType = input.mutable_type()->mutable_tensor_type();
+    auto given = options.inputShapes.find(input.name());
+    if (given != options.inputShapes.end()) {
+      auto *shape = tensorType->mutable_shape();
+      if (tensorType->has_shape() &&
+          shape->dim_size() != static_cast<int>(given->second.size())) {
+        addError("--input-shape " + input.name() + "=" +
+                 formatShape(given->second) + ": the input has rank " +
+                 Twine(shape->dim_size()));
+        ok = false;
+        continue;
+      }
+      shape->clear_dim();
+      for (int64_t size : given->second)
+        shape->add_dim()->set_dim_value(size);
+      continue;
+    }
+    if (!tensorType->has_shape()) {
+      addError("input '" + input.name() +
+               "' has no shape; give it with --input-shape " + input.name() +
+               "=AxB...");
+      ok = false;
+      continue;
+    }
+    for (const auto &dim : tensorType->shape().dim()) {
+      if (dim.has_dim_value() && dim.dim_value() >= 0)
+        continue;
+      addError("input '" + input.name() + "' has a dynamic dimension" +
+               (dim.has_dim_param() ? " '" + dim.dim_param() + "'" : "") +
+               "; give its shape with --input-shape " + input.name() +
+               "=AxB...");
+      ok = false;
+      break;
+    }
+  }
+  for (const auto &[name, shape] : options.inputShapes)
+    if (!used.contains(name)) {
+      addError("--input-shape " + name.str() + ": the graph has no input '" +
+               name.str() + "'");
+      ok = false;
+    }
+  return success(ok);
+}
+
+LogicalResult GraphImporter::checkOps(const onnx::GraphProto &graph,
+                                      int64_t opset,
+                                      const ConverterTable &table) {
+  std::vector<std::string> unsupported;
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      unsupported.push_back("'" + node.name() + "' (" + node.domain() + "." +
+                            node.op_type() + ")");
+    else if (!table.count(node.op_type()))
+      unsupported.push_back("'" + node.name() + "' (" + node.op_type() + ")");
+  }
+  if (unsupported.empty())
+    return success();
+  std::string list;
+  for (const std::string &node : unsupported)
+    list += "\n  " + node;
+  addError(Twine(unsupported.size()) + " node" +
+           (unsupported.size() == 1 ? "" : "s") +
+           " with an op sbp does not import (opset " + Twine(opset) +
+           "):" + list);
+  return failure();
+}
+
+LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
+                                         OnnxImport &result) {
+  int64_t opset = -1;
+  for (const onnx::OperatorSetIdProto &set : model.opset_import())
+    if (set.domain().empty() || set.domain() == "ai.onnx")
+      opset = set.version();
+  if (opset < 0) {
+    addError("the model imports no version of the default ONNX opset");
+    return failure();
+  }
+  if (opset > 17) {
+    addError("opset " + Twine(opset) +
+             " is newer than 17, the newest sbp imports");
+    return failure();
+  }
+  onnx::GraphProto &graph = *model.mutable_graph();
+  static const ConverterTable table = [] {
+    ConverterTable converters;
+    addElementwiseConverters(converters);
+    addShapeConverters(converters);
+    addNNConverters(converters);
+    return converters;
+  }();
+  if (failed(checkOps(graph, opset, table)) || failed(setUpInputs(graph)))
+    return failure();
+
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    addError(Twine("the ONNX checker rejects the model: ") + e.what());
+    return failure();
+  }
+  try {
+    onnx::ShapeInferenceOptions inference(/*check_type=*/true,
+                                          /*strict_mode=*/1,
+                                          /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), inference);
+  } catch (const std::exception &e) {
+    addError(Twine("ONNX shape inference fails: ") + e.what());
+    return failure();
+  }
+
+  Location fileLoc = FileLineColLoc::get(context, filename, 0, 0);
+  result.module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(result.module->getBody());
+  auto func = func::FuncOp::create(builder, fileLoc, "main",
+                                   builder.getFunctionType({}, {}));
+  body = func.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    values[tensor.name()] = Entry{Value(), nullptr, &tensor};
+  SmallVector<Attribute> argNames;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (values.count(input.name()))
+      continue;
+    RankedTensorType type = getStaticType(context, input.type());
+    if (!type) {
+      addError("input '" + input.name() + "' has element type " +
+               onnxTypeName(input.type().tensor_type().elem_type()) +
+               ", which sbp does not import");
+      return failure();
+    }
+    values[input.name()].value = body->addArgument(
+        type,
+        NameLoc::get(builder.getStringAttr(input.name()), fileLoc));
+    argNames.push_back(builder.getStringAttr(input.name()));
+  }
+  unsigned numInputs = argNames.size();
+
+  for (const onnx::NodeProto &node : graph.node()) {
+    Location loc = NameLoc::get(
+        builder.getStringAttr(node.name().empty() ? node.op_type()
+                                                  : node.name()),
+        fileLoc);
+    NodeImporter importer(*this, node, opset, loc);
+    for (unsigned i = 0; i < importer.getNumInputs(); ++i)
+      if (importer.hasInput(i) && !isDefined(node.input(i)))
+        return importer.error("input '" + node.input(i) + "' is not defined");
+    if (failed(table.lookup(node.op_type())(importer)))
+      return failure();
+    if (!errors.empty())
+      return failure();
+    for (unsigned i = 0; i < importer.getNumOutputs(); ++i)
+      if (importer.hasOutput(i) && !isDefined(node.output(i)))
+        return importer.error("output " + Twine(i) + " ('" + node.output(i) +
+                              "') is not supported");
+  }
+
+  SmallVector<Value> outputs;
+  SmallVector<Attribute> resultNames;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = getValue(output.name(), fileLoc);
+    if (!value) {
+      addError("output '" + output.name() + "' is not computed");
+      return failure();
+    }
+    outputs.push_back(value);
+    resultNames.push_back(builder.getStringAttr(output.name()));
+  }
+  if (!errors.empty())
+    return failure();
+  func::ReturnOp::create(builder, fileLoc, outputs);
+  func.setType(builder.getFunctionType(body->getArgumentTypes(),
+                                       ValueRange(outputs).getTypes()));
+
+  for (const onnx::TensorProto *weight : weightArguments) {
+    argNames.push_back(builder.getStringAttr(weight->name()));
+    DenseElementsAttr value = getConstant(weight->name());
+    if (!value)
+      return failure();
+    ArrayRef<char> raw = value.getRawData();
+    std::string bytes(raw.begin(), raw.end());
+    // A splat stores one element; the argument needs all of them.
+    if (value.isSplat()) {
+      bytes.clear();
+      for (int64_t i = 0, e = value.getNumElements(); i < e; ++i)
+        bytes.append(raw.begin(), raw.end());
+    }
+    result.weights.push_back(OnnxWeight{numInputs++, weight->name(),
+                                        std::move(bytes)});
+  }
+  StringAttr nameAttr = builder.getStringAttr("onnx.name");
+  for (auto [index, name] : llvm::enumerate(argNames))
+    func.setArgAttr(index, nameAttr, name);
+  for (auto [index, name] : llvm::enumerate(resultNames))
+    func.setResultAttr(index, nameAttr, name);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+bool sbp::isOnnxModel(StringRef filename, StringRef contents) {
+  return filename.ends_with(".onnx") ||
+         (!contents.empty() && contents.front() == 0x08);
+}
+
+bool sbp::parseOnnxInputShape(StringRef flag, OnnxImportOptions &options,
+                              std::string &error) {
+  auto [name, shapeText] = flag.rsplit('=');
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  if (!shapeText.empty() && shapeText != "scalar")
+    shapeText.split(parts, 'x');
+  bool ok = !name.empty() && flag.contains('=');
+  for (StringRef part : parts) {
+    int64_t size;
+    ok &= !part.getAsInteger(10, size) && size >= 0;
+    shape.push_back(size);
+  }
+  if (!ok) {
+    error = "--input-shape " + flag.str() +
+            ": expected NAME=AxB... (for example x=2x32)";
+    return false;
+  }
+  options.inputShapes[name] = shape;
+  return true;
+}
+
+OnnxImport sbp::importOnnxModel(llvm::MemoryBufferRef buffer,
+                                MLIRContext *context,
+                                const OnnxImportOptions &options,
+                                std::string &error) {
+  context->loadDialect<func::FuncDialect, arith::ArithDialect,
+                       linalg::LinalgDialect, math::MathDialect,
+                       tensor::TensorDialect>();
+  OnnxImport result;
+  StringRef filename = buffer.getBufferIdentifier();
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(buffer.getBufferStart()),
+      static_cast<int>(buffer.getBufferSize()));
+  stream.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&stream) ||
+      !stream.ConsumedEntireMessage()) {
+    error = (filename + ": not an ONNX model (the protobuf does not parse; "
+                        "is the file truncated?)")
+                .str();
+    return result;
+  }
+  if (!model.has_graph()) {
+    error = (filename + ": not an ONNX model (no graph)").str();
+    return result;
+  }
+  GraphImporter importer(context, filename, options);
+  bool ok = succeeded(importer.importModel(model, result));
+  if (ok && failed(verify(*result.module))) {
+    importer.addError("the imported program does not verify");
+    ok = false;
+  }
+  if (!ok) {
+    result.module = nullptr;
+    result.weights.clear();
+    error = llvm::join(importer.errors, "\n");
+  }
+  return result;
+}

@@ -1,0 +1,605 @@
+//===- ShapeOps.cpp - ONNX shape, layout and indexing ops -----------------===//
+//
+// Shapes are static after import: the inputs that give a shape, axes or
+// bounds must be known at import time, and the shape computations that
+// produce them (Shape, Gather, Concat, ... on small integer tensors) are
+// evaluated here instead of being emitted.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::sbp;
+using namespace mlir::sbp::onnx_import;
+
+namespace {
+
+/// Integer constants small enough to evaluate at import time.
+constexpr int64_t kMaxFoldedElements = 1024;
+
+DenseElementsAttr foldableInput(NodeImporter &n, unsigned i) {
+  DenseElementsAttr value = n.constantInput(i);
+  if (value && value.getElementType().isInteger() &&
+      !value.getElementType().isInteger(1) &&
+      value.getNumElements() <= kMaxFoldedElements)
+    return value;
+  return nullptr;
+}
+
+SmallVector<int64_t> toInts(DenseElementsAttr value) {
+  SmallVector<int64_t> ints;
+  for (const APInt &v : value.getValues<APInt>())
+    ints.push_back(v.getSExtValue());
+  return ints;
+}
+
+DenseElementsAttr intsAttr(ArrayRef<int64_t> shape, Type element,
+                           ArrayRef<int64_t> values) {
+  SmallVector<APInt> bits;
+  for (int64_t v : values)
+    bits.push_back(APInt(element.getIntOrFloatBitWidth(), v, true));
+  return DenseElementsAttr::get(RankedTensorType::get(shape, element), bits);
+}
+
+/// Defines output 0 as `input` reshaped, folding a constant.
+LogicalResult reshapeTo(NodeImporter &n, ArrayRef<int64_t> shape) {
+  RankedTensorType type = n.inputType(0);
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  if (count != type.getNumElements())
+    return n.error("cannot reshape " + Twine(type.getNumElements()) +
+                   " elements to " + Twine(count));
+  if (DenseElementsAttr constant = foldableInput(n, 0)) {
+    n.setConstantOutput(
+        0, constant.reshape(RankedTensorType::get(shape,
+                                                  type.getElementType())));
+    return success();
+  }
+  n.setOutput(0, buildReshape(n.builder(), n.getLoc(), n.input(0), shape));
+  return success();
+}
+
+LogicalResult convertReshape(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  std::optional<SmallVector<int64_t>> shape = n.intsInput(1);
+  if (!type || !shape)
+    return n.error("the target shape must be known at import time");
+  bool allowZero = n.intAttr("allowzero", 0) != 0;
+  int64_t known = 1, inferred = -1;
+  for (auto [i, size] : llvm::enumerate(*shape)) {
+    if (size == 0 && !allowZero) {
+      if (static_cast<int64_t>(i) >= type.getRank())
+        return n.error("a 0 in the shape copies a dimension the input lacks");
+      size = type.getDimSize(i);
+    }
+    if (size == -1) {
+      if (inferred >= 0)
+        return n.error("the shape has more than one -1");
+      inferred = i;
+      continue;
+    }
+    if (size < 0)
+      return n.error("negative size in the target shape");
+    known *= size;
+  }
+  if (inferred >= 0) {
+    if (known == 0 || type.getNumElements() % known)
+      return n.error("cannot infer the -1 dimension");
+    (*shape)[inferred] = type.getNumElements() / known;
+  }
+  return reshapeTo(n, *shape);
+}
+
+LogicalResult convertFlatten(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type)
+    return n.error("input 0 is missing or not a tensor");
+  int64_t axis = n.intAttr("axis", 1);
+  if (axis < 0)
+    axis += type.getRank();
+  if (axis < 0 || axis > type.getRank())
+    return n.error("axis out of range");
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= type.getDimSize(d);
+  return reshapeTo(n, {outer, outer ? type.getNumElements() / outer : 0});
+}
+
+/// The axes of Squeeze/Unsqueeze: an attribute before opset 13, an input
+/// since.
+std::optional<SmallVector<int64_t>> readAxes(NodeImporter &n, bool &given) {
+  given = true;
+  if (n.getOpset() < 13) {
+    if (auto axes = n.intsAttr("axes"))
+      return axes;
+    given = false;
+    return SmallVector<int64_t>();
+  }
+  if (!n.hasInput(1)) {
+    given = false;
+    return SmallVector<int64_t>();
+  }
+  return n.intsInput(1);
+}
+
+LogicalResult convertSqueeze(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  bool given;
+  std::optional<SmallVector<int64_t>> axes = readAxes(n, given);
+  if (!type || !axes)
+    return n.error("the axes must be known at import time");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    bool squeezed = given ? llvm::any_of(*axes,
+                                         [&](int64_t a) {
+                                           return normalizeAxis(
+                                                      a, type.getRank()) == d;
+                                         })
+                          : type.getDimSize(d) == 1;
+    if (squeezed && type.getDimSize(d) != 1)
+      return n.error("cannot squeeze dimension " + Twine(d) + " of size " +
+                     Twine(type.getDimSize(d)));
+    if (!squeezed)
+      shape.push_back(type.getDimSize(d));
+  }
+  return reshapeTo(n, shape);
+}
+
+LogicalResult convertUnsqueeze(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  bool given;
+  std::optional<SmallVector<int64_t>> axes = readAxes(n, given);
+  if (!type || !axes || !given)
+    return n.error("the axes must be known at import time");
+  int64_t rank = type.getRank() + axes->size();
+  SmallVector<bool> inserted(rank, false);
+  for (int64_t axis : *axes) {
+    std::optional<int64_t> d = normalizeAxis(axis, rank);
+    if (!d || inserted[*d])
+      return n.error("bad or repeated axis " + Twine(axis));
+    inserted[*d] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0, in = 0; d < rank; ++d)
+    shape.push_back(inserted[d] ? 1 : type.getDimSize(in++));
+  return reshapeTo(n, shape);
+}
+
+LogicalResult convertTranspose(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type)
+    return n.error("input 0 is missing or not a tensor");
+  SmallVector<int64_t> perm;
+  if (auto given = n.intsAttr("perm"))
+    perm = *given;
+  else
+    for (int64_t d = type.getRank() - 1; d >= 0; --d)
+      perm.push_back(d);
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (sorted.size() != static_cast<size_t>(type.getRank()) || sorted[d] != d)
+      return n.error("perm is not a permutation of the input's dimensions");
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  OpBuilder &b = n.builder();
+  Value init = createEmpty(b, n.getLoc(), shape, type.getElementType());
+  n.setOutput(0, linalg::TransposeOp::create(b, n.getLoc(), n.input(0), init,
+                                             perm)
+                     .getResult()[0]);
+  return success();
+}
+
+LogicalResult convertConcat(NodeImporter &n) {
+  RankedTensorType first = n.inputType(0);
+  if (!first)
+    return n.error("input 0 is missing or not a tensor");
+  std::optional<int64_t> axis =
+      normalizeAxis(n.intAttr("axis", 0), first.getRank());
+  if (!axis)
+    return n.error("axis out of range");
+  SmallVector<Value> inputs;
+  bool allConstant = first.getRank() == 1;
+  SmallVector<int64_t> folded;
+  for (unsigned i = 0; i < n.getNumInputs(); ++i) {
+    RankedTensorType type = n.inputType(i);
+    if (!type || type.getRank() != first.getRank() ||
+        type.getElementType() != first.getElementType())
+      return n.error("the inputs differ in rank or element type");
+    DenseElementsAttr constant = foldableInput(n, i);
+    allConstant &= static_cast<bool>(constant);
+    if (constant)
+      llvm::append_range(folded, toInts(constant));
+    // ONNX allows empty inputs; tensor.concat does not need them.
+    if (type.getNumElements() != 0 || first.getNumElements() == 0)
+      inputs.push_back(n.input(i));
+  }
+  if (allConstant) {
+    n.setConstantOutput(0, intsAttr({static_cast<int64_t>(folded.size())},
+                                    first.getElementType(), folded));
+    return success();
+  }
+  if (inputs.size() == 1) {
+    n.setOutput(0, inputs[0]);
+    return success();
+  }
+  n.setOutput(0, tensor::ConcatOp::create(n.builder(), n.getLoc(), *axis,
+                                          inputs));
+  return success();
+}
+
+LogicalResult convertSplit(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type)
+    return n.error("input 0 is missing or not a tensor");
+  std::optional<int64_t> axis =
+      normalizeAxis(n.intAttr("axis", 0), type.getRank());
+  if (!axis)
+    return n.error("axis out of range");
+  int64_t dim = type.getDimSize(*axis);
+  std::optional<SmallVector<int64_t>> sizes =
+      n.getOpset() < 13 ? n.intsAttr("split")
+                        : (n.hasInput(1) ? n.intsInput(1) : std::nullopt);
+  if (n.getOpset() >= 13 && n.hasInput(1) && !sizes)
+    return n.error("the split sizes must be known at import time");
+  unsigned count = n.getNumOutputs();
+  if (!sizes) {
+    if (dim % count)
+      return n.error("cannot split " + Twine(dim) + " into " + Twine(count) +
+                     " equal parts");
+    sizes = SmallVector<int64_t>(count, dim / count);
+  }
+  if (sizes->size() != count)
+    return n.error("the split has " + Twine(sizes->size()) + " sizes for " +
+                   Twine(count) + " outputs");
+  OpBuilder &b = n.builder();
+  int64_t offset = 0;
+  for (auto [i, size] : llvm::enumerate(*sizes)) {
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> extents, strides(type.getRank(),
+                                               b.getIndexAttr(1));
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      extents.push_back(b.getIndexAttr(d == *axis ? size : type.getDimSize(d)));
+    offsets[*axis] = b.getIndexAttr(offset);
+    offset += size;
+    if (offset > dim)
+      return n.error("the split sizes add up to more than " + Twine(dim));
+    if (size == 0 || type.getNumElements() == 0) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[*axis] = size;
+      n.setOutput(i, createEmpty(b, n.getLoc(), shape, type.getElementType()));
+      continue;
+    }
+    n.setOutput(i, tensor::ExtractSliceOp::create(b, n.getLoc(), n.input(0),
+                                                  offsets, extents, strides));
+  }
+  if (offset != dim)
+    return n.error("the split sizes add up to " + Twine(offset) + ", not " +
+                   Twine(dim));
+  return success();
+}
+
+/// Reverses `input` along `axes` with an indexing map reading `size-1-i`,
+/// which keeps those dimensions unsplit in the derived SBP rule.
+Value reverse(OpBuilder &b, Location loc, Value input,
+              ArrayRef<int64_t> axes) {
+  auto type = cast<RankedTensorType>(input.getType());
+  unsigned rank = type.getRank();
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rank; ++d)
+    exprs.push_back(llvm::is_contained(axes, d)
+                        ? type.getDimSize(d) - 1 - b.getAffineDimExpr(d)
+                        : b.getAffineDimExpr(d));
+  Value init = createEmpty(b, loc, type.getShape(), type.getElementType());
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs,
+                                                b.getContext()),
+                                 b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), input, init, maps, iterators,
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+      .getResult(0);
+}
+
+LogicalResult convertSlice(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type)
+    return n.error("input 0 is missing or not a tensor");
+  int64_t rank = type.getRank();
+  std::optional<SmallVector<int64_t>> starts, ends, axes, steps;
+  if (n.getOpset() < 10) {
+    starts = n.intsAttr("starts");
+    ends = n.intsAttr("ends");
+    axes = n.intsAttr("axes");
+  } else {
+    starts = n.intsInput(1);
+    ends = n.intsInput(2);
+    axes = n.hasInput(3) ? n.intsInput(3) : std::nullopt;
+    steps = n.hasInput(4) ? n.intsInput(4) : std::nullopt;
+    if ((n.hasInput(3) && !axes) || (n.hasInput(4) && !steps))
+      return n.error("the axes and steps must be known at import time");
+  }
+  if (!starts || !ends || starts->size() != ends->size())
+    return n.error("the starts and ends must be known at import time and "
+                   "have one entry per axis");
+  if (!axes) {
+    axes.emplace();
+    for (size_t i = 0; i < starts->size(); ++i)
+      axes->push_back(i);
+  }
+  if (!steps)
+    steps = SmallVector<int64_t>(starts->size(), 1);
+  if (axes->size() != starts->size() || steps->size() != starts->size())
+    return n.error("the axes and steps need one entry per start");
+
+  SmallVector<int64_t> offsets(rank, 0), sizes(type.getShape()),
+      strides(rank, 1), reversed;
+  for (size_t i = 0; i < axes->size(); ++i) {
+    std::optional<int64_t> axis = normalizeAxis((*axes)[i], rank);
+    int64_t step = (*steps)[i];
+    if (!axis || step == 0)
+      return n.error("bad axis or a zero step");
+    int64_t dim = type.getDimSize(*axis);
+    int64_t start = (*starts)[i], end = (*ends)[i];
+    start = start < 0 ? start + dim : start;
+    end = end < 0 ? end + dim : end;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      sizes[*axis] = std::max<int64_t>(0, (end - start + step - 1) / step);
+      offsets[*axis] = start;
+      strides[*axis] = step;
+      continue;
+    }
+    // A negative step reads the reversed dimension forwards.
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    sizes[*axis] = std::max<int64_t>(0, (start - end - step - 1) / -step);
+    offsets[*axis] = dim - 1 - start;
+    strides[*axis] = -step;
+    reversed.push_back(*axis);
+  }
+  DenseElementsAttr constant = foldableInput(n, 0);
+  if (constant && rank == 1 && reversed.empty()) {
+    SmallVector<int64_t> values = toInts(constant), out;
+    for (int64_t i = 0; i < sizes[0]; ++i)
+      out.push_back(values[offsets[0] + i * strides[0]]);
+    n.setConstantOutput(0, intsAttr(sizes, type.getElementType(), out));
+    return success();
+  }
+  OpBuilder &b = n.builder();
+  if (llvm::is_contained(sizes, 0)) {
+    n.setOutput(0, createEmpty(b, n.getLoc(), sizes, type.getElementType()));
+    return success();
+  }
+  Value input = n.input(0);
+  if (!reversed.empty())
+    input = reverse(b, n.getLoc(), input, reversed);
+  n.setOutput(0, tensor::ExtractSliceOp::create(
+                     b, n.getLoc(), input, getAsIndexOpFoldResult(b.getContext(), offsets),
+                     getAsIndexOpFoldResult(b.getContext(), sizes),
+                     getAsIndexOpFoldResult(b.getContext(), strides)));
+  return success();
+}
+
+LogicalResult convertGather(NodeImporter &n) {
+  RankedTensorType data = n.inputType(0), indices = n.inputType(1);
+  if (!data || !indices || !indices.getElementType().isInteger())
+    return n.error("needs a data tensor and integer indices");
+  std::optional<int64_t> axis =
+      normalizeAxis(n.intAttr("axis", 0), data.getRank());
+  if (!axis)
+    return n.error("axis out of range");
+  int64_t dim = data.getDimSize(*axis);
+  DenseElementsAttr constData = foldableInput(n, 0);
+  DenseElementsAttr constIndices = foldableInput(n, 1);
+  if (constData && constIndices && data.getRank() == 1) {
+    SmallVector<int64_t> values = toInts(constData), out;
+    for (int64_t index : toInts(constIndices)) {
+      if (index < -dim || index >= dim)
+        return n.error("index " + Twine(index) + " out of range");
+      out.push_back(values[index < 0 ? index + dim : index]);
+    }
+    n.setConstantOutput(
+        0, intsAttr(indices.getShape(), data.getElementType(), out));
+    return success();
+  }
+  SmallVector<int64_t> shape(data.getShape().take_front(*axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(*axis + 1));
+  unsigned rank = shape.size(), q = indices.getRank();
+  OpBuilder &b = n.builder();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> indexExprs;
+  for (unsigned d = 0; d < q; ++d)
+    indexExprs.push_back(b.getAffineDimExpr(*axis + d));
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, indexExprs, ctx),
+                                 b.getMultiDimIdentityMap(rank)};
+  Value init = createEmpty(b, n.getLoc(), shape, data.getElementType());
+  Value table = n.input(0);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  // The table is read with tensor.extract: partitioning keeps it whole.
+  auto generic = linalg::GenericOp::create(
+      b, n.getLoc(), init.getType(), n.input(1), init, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value index = arith::IndexCastOp::create(nb, l, nb.getIndexType(),
+                                                 args[0]);
+        Value size = arith::ConstantIndexOp::create(nb, l, dim);
+        Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+        Value negative = arith::CmpIOp::create(
+            nb, l, arith::CmpIPredicate::slt, index, zero);
+        index = arith::SelectOp::create(
+            nb, l, negative, arith::AddIOp::create(nb, l, index, size), index);
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < data.getRank(); ++d) {
+          if (d == *axis)
+            coords.push_back(index);
+          else
+            coords.push_back(linalg::IndexOp::create(
+                nb, l, d < *axis ? d : d - 1 + q));
+        }
+        Value element = tensor::ExtractOp::create(nb, l, table, coords);
+        linalg::YieldOp::create(nb, l, element);
+      });
+  n.setOutput(0, generic.getResult(0));
+  return success();
+}
+
+LogicalResult convertExpand(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  std::optional<SmallVector<int64_t>> target = n.intsInput(1);
+  if (!type || !target)
+    return n.error("the shape must be known at import time");
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes({type.getShape(), *target});
+  if (failed(shape))
+    return n.error("the shape does not broadcast with the input");
+  n.setOutput(0, buildElementwise(
+                     n.builder(), n.getLoc(), {n.input(0)},
+                     type.getElementType(),
+                     [](OpBuilder &, Location, ValueRange a) { return a[0]; },
+                     ArrayRef<int64_t>(*shape)));
+  return success();
+}
+
+LogicalResult convertShape(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type)
+    return n.error("input 0 is missing or not a tensor");
+  int64_t rank = type.getRank();
+  int64_t start = n.intAttr("start", 0), end = n.intAttr("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  SmallVector<int64_t> dims;
+  for (int64_t d = start; d < end; ++d)
+    dims.push_back(type.getDimSize(d));
+  n.setConstantOutput(0, intsAttr({static_cast<int64_t>(dims.size())},
+                                  n.builder().getI64Type(), dims));
+  return success();
+}
+
+LogicalResult convertConstant(NodeImporter &n) {
+  MLIRContext *ctx = n.builder().getContext();
+  Builder b(ctx);
+  if (const onnx::AttributeProto *value = n.attr("value")) {
+    std::string error;
+    DenseElementsAttr attr = getTensorAttr(ctx, value->t(), error);
+    if (!attr)
+      return n.error(error);
+    n.setConstantOutput(0, attr);
+    return success();
+  }
+  if (const onnx::AttributeProto *value = n.attr("value_float")) {
+    n.setConstantOutput(0, DenseElementsAttr::get(
+                               RankedTensorType::get({}, b.getF32Type()),
+                               value->f()));
+    return success();
+  }
+  if (auto floats = n.floatsAttr("value_floats")) {
+    n.setConstantOutput(
+        0, DenseElementsAttr::get(
+               RankedTensorType::get({static_cast<int64_t>(floats->size())},
+                                     b.getF32Type()),
+               ArrayRef<float>(*floats)));
+    return success();
+  }
+  if (const onnx::AttributeProto *value = n.attr("value_int")) {
+    n.setConstantOutput(0, intsAttr({}, b.getI64Type(), {value->i()}));
+    return success();
+  }
+  if (auto ints = n.intsAttr("value_ints")) {
+    n.setConstantOutput(0, intsAttr({static_cast<int64_t>(ints->size())},
+                                    b.getI64Type(), *ints));
+    return success();
+  }
+  return n.error("only dense tensor, float and int values are supported");
+}
+
+LogicalResult convertConstantOfShape(NodeImporter &n) {
+  std::optional<SmallVector<int64_t>> shape = n.intsInput(0);
+  if (!shape)
+    return n.error("the shape must be known at import time");
+  MLIRContext *ctx = n.builder().getContext();
+  DenseElementsAttr value = DenseElementsAttr::get(
+      RankedTensorType::get({1}, Float32Type::get(ctx)), 0.0f);
+  if (const onnx::AttributeProto *attr = n.attr("value")) {
+    std::string error;
+    value = getTensorAttr(ctx, attr->t(), error);
+    if (!value || value.getNumElements() != 1)
+      return n.error("the value must be one element: " + error);
+  }
+  auto type = RankedTensorType::get(*shape, value.getElementType());
+  n.setConstantOutput(0, DenseElementsAttr::get(
+                             type, value.getSplatValue<Attribute>()));
+  return success();
+}
+
+LogicalResult convertRange(NodeImporter &n) {
+  DenseElementsAttr start = n.constantInput(0), limit = n.constantInput(1),
+                    delta = n.constantInput(2);
+  if (!start || !limit || !delta)
+    return n.error("start, limit and delta must be known at import time");
+  Type element = start.getElementType();
+  auto read = [](DenseElementsAttr attr) {
+    Attribute value = attr.getSplatValue<Attribute>();
+    if (auto f = dyn_cast<FloatAttr>(value))
+      return f.getValueAsDouble();
+    return static_cast<double>(cast<IntegerAttr>(value).getInt());
+  };
+  double s = read(start), l = read(limit), d = read(delta);
+  if (d == 0)
+    return n.error("delta is zero");
+  int64_t count = std::max<int64_t>(0, std::ceil((l - s) / d));
+  auto type = RankedTensorType::get({count}, element);
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < count; ++i) {
+    double v = s + i * d;
+    values.push_back(isa<FloatType>(element)
+                         ? Attribute(FloatAttr::get(element, v))
+                         : Attribute(IntegerAttr::get(
+                               element, static_cast<int64_t>(v))));
+  }
+  n.setConstantOutput(0, DenseElementsAttr::get(type, values));
+  return success();
+}
+
+LogicalResult convertIdentity(NodeImporter &n) {
+  if (DenseElementsAttr constant = n.constantInput(0)) {
+    n.setConstantOutput(0, constant);
+    return success();
+  }
+  if (!n.input(0))
+    return n.error("input 0 is missing");
+  n.setOutput(0, n.input(0));
+  return success();
+}
+
+} // namespace
+
+void onnx_import::addShapeConverters(ConverterTable &table) {
+  table["Reshape"] = convertReshape;
+  table["Flatten"] = convertFlatten;
+  table["Squeeze"] = convertSqueeze;
+  table["Unsqueeze"] = convertUnsqueeze;
+  table["Transpose"] = convertTranspose;
+  table["Concat"] = convertConcat;
+  table["Split"] = convertSplit;
+  table["Slice"] = convertSlice;
+  table["Gather"] = convertGather;
+  table["Expand"] = convertExpand;
+  table["Shape"] = convertShape;
+  table["Constant"] = convertConstant;
+  table["ConstantOfShape"] = convertConstantOfShape;
+  table["Range"] = convertRange;
+  table["Identity"] = convertIdentity;
+}
