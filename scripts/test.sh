@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
+# The ONNX model tests need PyTorch and onnxruntime; without them (no PyPI)
+# those tests report UNSUPPORTED.
+bash scripts/python-venv.sh >/dev/null ||
+  echo "test: no Python environment for the ONNX model tests" >&2
 
 build=${SBP_BUILD_DIR:-build}
 log=$(mktemp)

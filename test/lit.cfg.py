@@ -42,3 +42,15 @@ for name in ("mlir_c_runner_utils", "mlir_runner_utils"):
 if config.sbp_have_mpi.upper() in ("TRUE", "ON", "1") and config.mpiexec:
     config.available_features.add("mpi")
     config.substitutions.append(("%mpirun", config.mpiexec))
+
+# ONNX: Debian's node test suite with python3-onnx, and the model tests'
+# environment (scripts/python-venv.sh).
+config.substitutions.append(("%debian_python", "/usr/bin/python3"))
+onnx_data = "/usr/share/libonnx-testdata/data/node"
+if os.path.isdir(onnx_data) and os.path.isdir(
+        "/usr/lib/python3/dist-packages/onnx"):
+    config.available_features.add("onnx-testdata")
+venv_python = os.path.join(config.sbp_obj_root, "venv", "bin", "python")
+if os.path.exists(venv_python):
+    config.available_features.add("model-venv")
+    config.substitutions.append(("%venv_python", venv_python))

@@ -38,7 +38,7 @@ SUPPORTED = {
     "ReduceSum", "ReduceMax", "Reshape", "Transpose", "Flatten", "Squeeze",
     "Unsqueeze", "Concat", "Split", "Slice", "Gather", "Where", "Equal", "Less",
     "Greater", "Cast", "Identity", "Expand", "Shape", "Range",
-    "ConstantOfShape", "Conv", "ConvTranspose", "BatchNormalization",
+    "ConstantOfShape", "Conv", "ConvTranspose", "BatchNormalization", "Clip",
     "MaxPool", "AveragePool", "GlobalAveragePool", "Resize", "Einsum",
     "Constant",
 }

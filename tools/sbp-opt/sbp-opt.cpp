@@ -72,8 +72,8 @@ importOnnx(const llvm::MemoryBuffer &model, const DialectRegistry &registry) {
         std::string(array.data.begin(), array.data.end());
   }
   MLIRContext context(registry);
-  mlir::sbp::OnnxImport imported =
-      mlir::sbp::importOnnxModel(model.getMemBufferRef(), &context, options, error);
+  mlir::sbp::OnnxImport imported = mlir::sbp::importOnnxModel(
+      model.getMemBufferRef(), &context, options, error);
   if (!imported.module) {
     llvm::errs() << error << "\n";
     return nullptr;

@@ -270,8 +270,8 @@ int Runner::load() {
       auto [name, path] = StringRef(flag).rsplit('=');
       NpyArray array;
       if (!path.empty() && ::sbp::runtime::readNpy(path.str(), array, error))
-        options.inputValues[name] = std::string(array.data.begin(),
-                                                array.data.end());
+        options.inputValues[name] =
+            std::string(array.data.begin(), array.data.end());
     }
     mlir::sbp::OnnxImport imported = mlir::sbp::importOnnxModel(
         buffer->getMemBufferRef(), &context, options, error);

@@ -46,7 +46,8 @@ DenseElementsAttr fromField(RankedTensorType type, const Field &field) {
 DenseElementsAttr onnx_import::getRawAttr(RankedTensorType type,
                                           StringRef bytes) {
   Type element = type.getElementType();
-  int64_t width = element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+  int64_t width =
+      element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
   if (static_cast<int64_t>(bytes.size()) != type.getNumElements() * width)
     return nullptr;
   if (element.isInteger(1)) {
@@ -64,13 +65,13 @@ DenseElementsAttr onnx_import::getTensorAttr(MLIRContext *context,
                                              std::string &error) {
   Type element = getElementType(context, tensor.data_type());
   if (!element) {
-    error = "element type " +
-            (onnx::TensorProto_DataType_IsValid(tensor.data_type())
-                 ? onnx::TensorProto_DataType_Name(
-                       static_cast<onnx::TensorProto_DataType>(
-                           tensor.data_type()))
-                 : std::to_string(tensor.data_type())) +
-            " is not supported";
+    error =
+        "element type " +
+        (onnx::TensorProto_DataType_IsValid(tensor.data_type())
+             ? onnx::TensorProto_DataType_Name(
+                   static_cast<onnx::TensorProto_DataType>(tensor.data_type()))
+             : std::to_string(tensor.data_type())) +
+        " is not supported";
     return nullptr;
   }
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -230,8 +231,8 @@ Value onnx_import::buildReduction(OpBuilder &b, Location loc, Value input,
     reducedShape.push_back(type.getDimSize(d));
     outExprs.push_back(b.getAffineDimExpr(d));
   }
-  Value init = createFilled(b, loc, reducedShape, type.getElementType(),
-                            initValue);
+  Value init =
+      createFilled(b, loc, reducedShape, type.getElementType(), initValue);
   SmallVector<AffineMap> maps = {
       b.getMultiDimIdentityMap(rank),
       AffineMap::get(rank, 0, outExprs, b.getContext())};
@@ -300,12 +301,11 @@ Value onnx_import::buildReshape(OpBuilder &b, Location loc, Value input,
                                              *groups);
   if (shape.size() >= static_cast<size_t>(type.getRank()))
     if (auto groups = findReassociation(shape, type.getShape()))
-      return tensor::ExpandShapeOp::create(b, loc, resultType, input,
-                                           *groups);
+      return tensor::ExpandShapeOp::create(b, loc, resultType, input, *groups);
   // Through one dimension (or a scalar, for one element).
   int64_t count = type.getNumElements();
-  SmallVector<int64_t> flat = count == 1 ? SmallVector<int64_t>{}
-                                         : SmallVector<int64_t>{count};
+  SmallVector<int64_t> flat =
+      count == 1 ? SmallVector<int64_t>{} : SmallVector<int64_t>{count};
   Value collapsed = buildReshape(b, loc, input, flat);
   return buildReshape(b, loc, collapsed, shape);
 }
@@ -320,8 +320,7 @@ Value onnx_import::castScalar(OpBuilder &b, Location loc, Value value,
     if (isa<FloatType>(from))
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
                                    zero);
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value,
-                                 zero);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value, zero);
   }
   if (from.isInteger(1)) {
     if (isa<FloatType>(to))
@@ -342,8 +341,7 @@ Value onnx_import::castScalar(OpBuilder &b, Location loc, Value value,
              : Value(arith::TruncIOp::create(b, loc, to, value));
 }
 
-std::optional<int64_t> onnx_import::normalizeAxis(int64_t axis,
-                                                  int64_t rank) {
+std::optional<int64_t> onnx_import::normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return std::nullopt;
   return axis < 0 ? axis + rank : axis;

@@ -10,6 +10,7 @@
 #include "OnnxImporter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include <cfloat>
 
 using namespace mlir;
 using namespace mlir::sbp;
@@ -18,8 +19,8 @@ using namespace mlir::sbp::onnx_import;
 namespace {
 
 using BinaryFn = std::function<Value(OpBuilder &, Location, Value, Value)>;
-using UnaryFn = std::function<Value(NodeImporter &, OpBuilder &, Location,
-                                    Value)>;
+using UnaryFn =
+    std::function<Value(NodeImporter &, OpBuilder &, Location, Value)>;
 
 bool isFloat(Type type) { return isa<FloatType>(type); }
 
@@ -60,13 +61,11 @@ NodeConverter binary(BinaryFn floatFn, BinaryFn intFn,
 }
 
 template <typename FloatOp, typename IntOp> NodeConverter arithBinary() {
-  return binary(
-      [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
-        return FloatOp::create(b, loc, x, y);
-      },
-      [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
-        return IntOp::create(b, loc, x, y);
-      });
+  return binary([](OpBuilder &b, Location loc, Value x,
+                   Value y) -> Value { return FloatOp::create(b, loc, x, y); },
+                [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+                  return IntOp::create(b, loc, x, y);
+                });
 }
 
 NodeConverter compare(arith::CmpFPredicate fp, arith::CmpIPredicate ip) {
@@ -88,12 +87,12 @@ NodeConverter unary(UnaryFn fn, bool allowInt = false) {
       return n.error("input 0 is missing or not a tensor");
     if (!isFloat(type.getElementType()) && !allowInt)
       return n.error("needs a floating-point input");
-    n.setOutput(0, buildElementwise(
-                       n.builder(), n.getLoc(), {n.input(0)},
-                       type.getElementType(),
-                       [&](OpBuilder &b, Location loc, ValueRange a) {
-                         return fn(n, b, loc, a[0]);
-                       }));
+    n.setOutput(0,
+                buildElementwise(n.builder(), n.getLoc(), {n.input(0)},
+                                 type.getElementType(),
+                                 [&](OpBuilder &b, Location loc, ValueRange a) {
+                                   return fn(n, b, loc, a[0]);
+                                 }));
     return success();
   };
 }
@@ -113,23 +112,21 @@ LogicalResult convertPow(NodeImporter &n) {
     return failure();
   Type element = n.inputType(0).getElementType();
   Type exponentType = n.inputType(1).getElementType();
-  n.setOutput(0, buildElementwise(
-                     n.builder(), n.getLoc(), {n.input(0), n.input(1)},
-                     element,
-                     [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                       if (!isFloat(element) && !isFloat(exponentType))
-                         return math::IPowIOp::create(
-                             b, loc, a[0], castScalar(b, loc, a[1], element));
-                       // Integer bases with float exponents: in f64, then
-                       // truncated, as numpy does.
-                       Type compute =
-                           isFloat(element) ? element : b.getF64Type();
-                       Value base = castScalar(b, loc, a[0], compute);
-                       Value exponent = castScalar(b, loc, a[1], compute);
-                       Value power = math::PowFOp::create(b, loc, base,
-                                                          exponent);
-                       return castScalar(b, loc, power, element);
-                     }));
+  n.setOutput(0,
+              buildElementwise(
+                  n.builder(), n.getLoc(), {n.input(0), n.input(1)}, element,
+                  [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                    if (!isFloat(element) && !isFloat(exponentType))
+                      return math::IPowIOp::create(
+                          b, loc, a[0], castScalar(b, loc, a[1], element));
+                    // Integer bases with float exponents: in f64, then
+                    // truncated, as numpy does.
+                    Type compute = isFloat(element) ? element : b.getF64Type();
+                    Value base = castScalar(b, loc, a[0], compute);
+                    Value exponent = castScalar(b, loc, a[1], compute);
+                    Value power = math::PowFOp::create(b, loc, base, exponent);
+                    return castScalar(b, loc, power, element);
+                  }));
   return success();
 }
 
@@ -138,14 +135,58 @@ LogicalResult convertWhere(NodeImporter &n) {
     return failure();
   if (!n.inputType(0).getElementType().isInteger(1))
     return n.error("the condition must be bool");
+  n.setOutput(
+      0, buildElementwise(
+             n.builder(), n.getLoc(), {n.input(0), n.input(1), n.input(2)},
+             n.inputType(1).getElementType(),
+             [&](OpBuilder &b, Location loc, ValueRange a) {
+               return Value(arith::SelectOp::create(b, loc, a[0], a[1], a[2]));
+             }));
+  return success();
+}
+
+/// Clip (ReLU6 in MobileNets): bounds from attributes before opset 11, from
+/// optional scalar inputs since.
+LogicalResult convertClip(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type)
+    return n.error("input 0 is missing or not a tensor");
+  Type element = type.getElementType();
+  SmallVector<Value> operands = {n.input(0)};
+  std::optional<double> low, high;
+  if (n.getOpset() < 11) {
+    low = n.floatAttr("min", -FLT_MAX);
+    high = n.floatAttr("max", FLT_MAX);
+  } else {
+    for (unsigned i : {1u, 2u}) {
+      if (!n.hasInput(i))
+        continue;
+      RankedTensorType bound = n.inputType(i);
+      if (!bound || bound.getRank() != 0 || bound.getElementType() != element)
+        return n.error("min and max must be scalars of the input's type");
+      operands.push_back(n.input(i));
+    }
+  }
+  bool hasMin = low || n.hasInput(1), hasMax = high || n.hasInput(2);
   n.setOutput(0, buildElementwise(
-                     n.builder(), n.getLoc(),
-                     {n.input(0), n.input(1), n.input(2)},
-                     n.inputType(1).getElementType(),
+                     n.builder(), n.getLoc(), operands, element,
                      [&](OpBuilder &b, Location loc, ValueRange a) {
-                       return Value(
-                           arith::SelectOp::create(b, loc, a[0], a[1], a[2]));
-                     }));
+                       unsigned next = 1;
+                       Value lo = low ? createScalar(b, loc, element, *low)
+                                      : (hasMin ? a[next++] : Value());
+                       Value hi = high ? createScalar(b, loc, element, *high)
+                                       : (hasMax ? a[next++] : Value());
+                       Value x = a[0];
+                       bool f = isFloat(element);
+                       if (lo)
+                         x = f ? Value(arith::MaximumFOp::create(b, loc, x, lo))
+                               : Value(arith::MaxSIOp::create(b, loc, x, lo));
+                       if (hi)
+                         x = f ? Value(arith::MinimumFOp::create(b, loc, x, hi))
+                               : Value(arith::MinSIOp::create(b, loc, x, hi));
+                       return x;
+                     },
+                     type.getShape()));
   return success();
 }
 
@@ -167,11 +208,11 @@ LogicalResult convertCast(NodeImporter &n) {
         0, DenseElementsAttr::get(type.clone(to), ArrayRef<APInt>(values)));
     return success();
   }
-  n.setOutput(0, buildElementwise(n.builder(), n.getLoc(), {n.input(0)}, to,
-                                  [&](OpBuilder &b, Location loc,
-                                      ValueRange a) {
-                                    return castScalar(b, loc, a[0], to);
-                                  }));
+  n.setOutput(0,
+              buildElementwise(n.builder(), n.getLoc(), {n.input(0)}, to,
+                               [&](OpBuilder &b, Location loc, ValueRange a) {
+                                 return castScalar(b, loc, a[0], to);
+                               }));
   return success();
 }
 
@@ -208,13 +249,13 @@ Value combine(OpBuilder &b, Location loc, Reduce kind, Value x, Value acc) {
 
 /// Reduces over `axes` (any order, negative allowed), dividing by the count
 /// for a mean.
-Value reduce(OpBuilder &b, Location loc, Value input,
-             SmallVector<int64_t> axes, bool keepDims, Reduce kind) {
+Value reduce(OpBuilder &b, Location loc, Value input, SmallVector<int64_t> axes,
+             bool keepDims, Reduce kind) {
   auto type = cast<RankedTensorType>(input.getType());
   Type element = type.getElementType();
   llvm::sort(axes);
-  double init = kind == Reduce::Max   ? lowest(element, true)
-                : kind == Reduce::Min ? lowest(element, false)
+  double init = kind == Reduce::Max    ? lowest(element, true)
+                : kind == Reduce::Min  ? lowest(element, false)
                 : kind == Reduce::Prod ? 1
                                        : 0;
   Value result = buildReduction(
@@ -269,24 +310,22 @@ NodeConverter reduction(Reduce kind) {
         return n.error("axis " + Twine(axis) + " is out of range");
       axis = *normalized;
     }
-    n.setOutput(0, reduce(n.builder(), n.getLoc(), n.input(0), *axes,
-                          keepDims, kind));
+    n.setOutput(
+        0, reduce(n.builder(), n.getLoc(), n.input(0), *axes, keepDims, kind));
     return success();
   };
 }
 
 Value subtract(OpBuilder &b, Location loc, Value x, Value y) {
-  return buildElementwise(b, loc, {x, y},
-                          cast<RankedTensorType>(x.getType()).getElementType(),
-                          [](OpBuilder &nb, Location l, ValueRange a) {
-                            return Value(arith::SubFOp::create(nb, l, a[0],
-                                                               a[1]));
-                          });
+  return buildElementwise(
+      b, loc, {x, y}, cast<RankedTensorType>(x.getType()).getElementType(),
+      [](OpBuilder &nb, Location l, ValueRange a) {
+        return Value(arith::SubFOp::create(nb, l, a[0], a[1]));
+      });
 }
 
 /// Softmax or log-softmax of `input` along `axis`.
-Value softmax(OpBuilder &b, Location loc, Value input, int64_t axis,
-              bool log) {
+Value softmax(OpBuilder &b, Location loc, Value input, int64_t axis, bool log) {
   Type element = cast<RankedTensorType>(input.getType()).getElementType();
   Value max = reduce(b, loc, input, {axis}, true, Reduce::Max);
   Value shifted = subtract(b, loc, input, max);
@@ -355,13 +394,13 @@ LogicalResult convertLayerNorm(NodeImporter &n) {
         return Value(arith::MulFOp::create(nb, l, a[0], a[0]));
       });
   Value variance = reduce(b, loc, squares, axes, true, Reduce::Mean);
-  Value invStdDev = buildElementwise(
-      b, loc, {variance}, element,
-      [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value eps = createScalar(nb, l, element, epsilon);
-        return Value(math::RsqrtOp::create(
-            nb, l, arith::AddFOp::create(nb, l, a[0], eps)));
-      });
+  Value invStdDev =
+      buildElementwise(b, loc, {variance}, element,
+                       [&](OpBuilder &nb, Location l, ValueRange a) {
+                         Value eps = createScalar(nb, l, element, epsilon);
+                         return Value(math::RsqrtOp::create(
+                             nb, l, arith::AddFOp::create(nb, l, a[0], eps)));
+                       });
   SmallVector<Value> operands = {centered, invStdDev, n.input(1)};
   if (n.hasInput(2))
     operands.push_back(n.input(2));
@@ -403,17 +442,17 @@ void onnx_import::addElementwiseConverters(ConverterTable &table) {
       compare(arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge);
   table["Where"] = convertWhere;
   table["Cast"] = convertCast;
+  table["Clip"] = convertClip;
 
   table["Sqrt"] = mathUnary<math::SqrtOp>();
   table["Exp"] = mathUnary<math::ExpOp>();
   table["Log"] = mathUnary<math::LogOp>();
   table["Erf"] = mathUnary<math::ErfOp>();
   table["Tanh"] = mathUnary<math::TanhOp>();
-  table["Reciprocal"] =
-      unary([](NodeImporter &, OpBuilder &b, Location loc, Value x) {
-        return Value(arith::DivFOp::create(b, loc, constantLike(b, loc, x, 1),
-                                           x));
-      });
+  table["Reciprocal"] = unary([](NodeImporter &, OpBuilder &b, Location loc,
+                                 Value x) {
+    return Value(arith::DivFOp::create(b, loc, constantLike(b, loc, x, 1), x));
+  });
   table["Neg"] = unary(
       [](NodeImporter &, OpBuilder &b, Location loc, Value x) -> Value {
         if (isFloat(x.getType()))

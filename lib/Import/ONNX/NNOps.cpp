@@ -35,8 +35,7 @@ Value mul(OpBuilder &b, Location loc, Value x, Value y) {
 /// `sum(product of inputs)` over the labels missing from `outLabels`: each
 /// operand's dimensions are labelled with loops; a dimension of size 1
 /// against a larger loop is broadcast.
-FailureOr<Value> buildContraction(OpBuilder &b, Location loc,
-                                  ValueRange inputs,
+FailureOr<Value> buildContraction(OpBuilder &b, Location loc, ValueRange inputs,
                                   ArrayRef<SmallVector<int64_t>> labels,
                                   ArrayRef<int64_t> outLabels) {
   int64_t numLoops = 0;
@@ -91,9 +90,9 @@ FailureOr<Value> buildContraction(OpBuilder &b, Location loc,
 Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
-  Value init = createFilled(
-      b, loc, {lhsType.getDimSize(0), rhsType.getDimSize(1)},
-      lhsType.getElementType(), 0);
+  Value init =
+      createFilled(b, loc, {lhsType.getDimSize(0), rhsType.getDimSize(1)},
+                   lhsType.getElementType(), 0);
   return linalg::MatmulOp::create(b, loc, ValueRange{lhs, rhs}, init)
       .getResult(0);
 }
@@ -126,8 +125,8 @@ LogicalResult convertMatMul(NodeImporter &n) {
     outShape.push_back(rhsType.getDimSize(1));
     int64_t rows = lhsType.getNumElements() / lhsType.getShape().back();
     Value flat = buildReshape(b, loc, lhs, {rows, lhsType.getShape().back()});
-    n.setOutput(0, buildReshape(b, loc, buildMatmul(b, loc, flat, rhs),
-                                outShape));
+    n.setOutput(0,
+                buildReshape(b, loc, buildMatmul(b, loc, flat, rhs), outShape));
     return success();
   }
   // Labels: batch loops first (right-aligned), then m, n, k.
@@ -221,8 +220,9 @@ LogicalResult convertEinsum(NodeImporter &n) {
   SmallVector<Value> inputs;
   llvm::DenseMap<int64_t, int> counts;
   auto letter = [](char c) -> int64_t {
-    return c >= 'a' && c <= 'z' ? c - 'a' : c >= 'A' && c <= 'Z' ? 26 + c - 'A'
-                                                                   : -1;
+    return c >= 'a' && c <= 'z'   ? c - 'a'
+           : c >= 'A' && c <= 'Z' ? 26 + c - 'A'
+                                  : -1;
   };
   for (auto [i, term] : llvm::enumerate(terms)) {
     RankedTensorType type = n.inputType(i);
@@ -318,14 +318,13 @@ FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> in,
   Window w;
   w.kernel.assign(kernel.begin(), kernel.end());
   w.strides = n.intsAttr("strides").value_or(SmallVector<int64_t>(rank, 1));
-  w.dilations =
-      n.intsAttr("dilations").value_or(SmallVector<int64_t>(rank, 1));
+  w.dilations = n.intsAttr("dilations").value_or(SmallVector<int64_t>(rank, 1));
   SmallVector<int64_t> pads =
       n.intsAttr("pads").value_or(SmallVector<int64_t>(2 * rank, 0));
   if (w.kernel.size() != rank || w.strides.size() != rank ||
       w.dilations.size() != rank || pads.size() != 2 * rank) {
     (void)n.error("kernel_shape, strides, dilations and pads must match the " +
-            Twine(rank) + " spatial dimensions");
+                  Twine(rank) + " spatial dimensions");
     return failure();
   }
   std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
@@ -372,10 +371,10 @@ Value padSpatial(OpBuilder &b, Location loc, Value input, const Window &w,
   SmallVector<int64_t> shape(type.getShape()), offsets(type.getRank(), 0);
   bool any = false;
   for (size_t d = 0; d < w.kernel.size(); ++d) {
-    int64_t needed = (w.out[d] - 1) * w.strides[d] +
-                     (w.kernel[d] - 1) * w.dilations[d] + 1;
-    int64_t size = std::max(needed, type.getDimSize(spatialStart + d) +
-                                        w.padBegin[d]);
+    int64_t needed =
+        (w.out[d] - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1;
+    int64_t size =
+        std::max(needed, type.getDimSize(spatialStart + d) + w.padBegin[d]);
     size = std::max(size, needed);
     offsets[spatialStart + d] = w.padBegin[d];
     shape[spatialStart + d] = size;
@@ -442,11 +441,10 @@ Value buildConv(OpBuilder &b, Location loc, Value x, Value w, Value bias,
     outShape.push_back(window.out[d]);
     // A flipped kernel is read forwards against the input read backwards,
     // so that every loop still indexes some operand directly.
-    xExprs.push_back(transposed
-                         ? dim(oLoop + d) * window.strides[d] +
-                               (window.kernel[d] - 1 - dim(kLoop + d)) *
-                                   window.dilations[d]
-                         : slide(b, window, d, oLoop + d, kLoop + d));
+    xExprs.push_back(transposed ? dim(oLoop + d) * window.strides[d] +
+                                      (window.kernel[d] - 1 - dim(kLoop + d)) *
+                                          window.dilations[d]
+                                : slide(b, window, d, oLoop + d, kLoop + d));
     wExprs.push_back(dim(kLoop + d));
     outExprs.push_back(dim(oLoop + d));
   }
@@ -477,7 +475,8 @@ Value buildConv(OpBuilder &b, Location loc, Value x, Value w, Value bias,
     return result;
   SmallVector<int64_t> biasShape = {filters};
   biasShape.append(spatial, 1);
-  return buildElementwise(b, loc, {result, buildReshape(b, loc, bias, biasShape)},
+  return buildElementwise(b, loc,
+                          {result, buildReshape(b, loc, bias, biasShape)},
                           element, [](OpBuilder &nb, Location l, ValueRange a) {
                             return add(nb, l, a[0], a[1]);
                           });
@@ -506,8 +505,8 @@ LogicalResult convertConv(NodeImporter &n) {
   Location loc = n.getLoc();
   Value x = padSpatial(b, loc, n.input(0), *window, 0);
   n.setOutput(0, buildConv(b, loc, x, n.input(1),
-                           n.hasInput(2) ? n.input(2) : Value(), group,
-                           filters, *window, /*transposed=*/false));
+                           n.hasInput(2) ? n.input(2) : Value(), group, filters,
+                           *window, /*transposed=*/false));
   return success();
 }
 
@@ -567,7 +566,8 @@ LogicalResult convertConvTranspose(NodeImporter &n) {
     }
     // Negative pads (an output_shape beyond the natural size) add zeros.
     int64_t margin = extent - 1;
-    int64_t front = std::max<int64_t>(0, -begin), back = std::max<int64_t>(0, -end);
+    int64_t front = std::max<int64_t>(0, -begin),
+            back = std::max<int64_t>(0, -end);
     int64_t length = strides[d] * (in - 1) + 1 + 2 * margin + outputPadding[d];
     spreadShape.push_back(front + length + back);
     offsets[2 + d] = front + margin;
@@ -585,16 +585,15 @@ LogicalResult convertConvTranspose(NodeImporter &n) {
   auto indices = [&](ArrayRef<int64_t> values) {
     return getAsIndexOpFoldResult(b.getContext(), values);
   };
-  spread = tensor::InsertSliceOp::create(b, loc, n.input(0), spread,
-                                         indices(offsets),
-                                         indices(xType.getShape()),
-                                         indices(steps));
+  spread = tensor::InsertSliceOp::create(
+      b, loc, n.input(0), spread, indices(offsets), indices(xType.getShape()),
+      indices(steps));
   SmallVector<int64_t> ones(xType.getRank(), 1);
   Value cut = tensor::ExtractSliceOp::create(
       b, loc, spread, indices(cutOffsets), indices(cutSizes), indices(ones));
   n.setOutput(0, buildConv(b, loc, cut, n.input(1),
-                           n.hasInput(2) ? n.input(2) : Value(), group,
-                           filters, window, /*transposed=*/true));
+                           n.hasInput(2) ? n.input(2) : Value(), group, filters,
+                           window, /*transposed=*/true));
   return success();
 }
 
@@ -673,20 +672,18 @@ NodeConverter convertPool(bool max) {
     SmallVector<int64_t> onesShape = {1, 1};
     Window countWindow = *window;
     for (size_t d = 0; d < in.size(); ++d) {
-      onesShape.push_back(in[d] + (includePad ? window->padBegin[d] +
-                                                    window->padEnd[d]
-                                              : 0));
+      onesShape.push_back(
+          in[d] + (includePad ? window->padBegin[d] + window->padEnd[d] : 0));
       if (includePad)
         countWindow.padBegin[d] = 0;
     }
     Value ones = createFilled(b, loc, onesShape, element, 1);
     Value counts = pool(b, loc, ones, countWindow, false, 0);
-    n.setOutput(0, buildElementwise(b, loc, {sum, counts}, element,
-                                    [](OpBuilder &nb, Location l,
-                                       ValueRange a) {
-                                      return Value(arith::DivFOp::create(
-                                          nb, l, a[0], a[1]));
-                                    }));
+    n.setOutput(0, buildElementwise(
+                       b, loc, {sum, counts}, element,
+                       [](OpBuilder &nb, Location l, ValueRange a) {
+                         return Value(arith::DivFOp::create(nb, l, a[0], a[1]));
+                       }));
     return success();
   };
 }
@@ -744,22 +741,21 @@ LogicalResult convertBatchNorm(NodeImporter &n) {
   }
   Type element = type.getElementType();
   float epsilon = n.floatAttr("epsilon", 1e-5f);
-  n.setOutput(0, buildElementwise(
-                     b, loc, operands, element,
-                     [&](OpBuilder &nb, Location l, ValueRange a) {
-                       // (x - mean) * scale / sqrt(var + eps) + bias
-                       Value eps = createScalar(nb, l, element, epsilon);
-                       Value inv = math::RsqrtOp::create(
-                           nb, l, arith::AddFOp::create(nb, l, a[4], eps));
-                       Value centered = arith::SubFOp::create(nb, l, a[0], a[3]);
-                       Value scaled = arith::MulFOp::create(
-                           nb, l, centered, arith::MulFOp::create(nb, l, inv,
-                                                                  a[1]));
-                       return Value(arith::AddFOp::create(nb, l, scaled, a[2]));
-                     }));
+  n.setOutput(
+      0, buildElementwise(
+             b, loc, operands, element,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               // (x - mean) * scale / sqrt(var + eps) + bias
+               Value eps = createScalar(nb, l, element, epsilon);
+               Value inv = math::RsqrtOp::create(
+                   nb, l, arith::AddFOp::create(nb, l, a[4], eps));
+               Value centered = arith::SubFOp::create(nb, l, a[0], a[3]);
+               Value scaled = arith::MulFOp::create(
+                   nb, l, centered, arith::MulFOp::create(nb, l, inv, a[1]));
+               return Value(arith::AddFOp::create(nb, l, scaled, a[2]));
+             }));
   return success();
 }
-
 
 //===----------------------------------------------------------------------===//
 // Resize
@@ -795,11 +791,10 @@ interpolationTaps(NodeImporter &n, StringRef mode, double source, int64_t in) {
   if (mode == "nearest") {
     std::string rounding = n.stringAttr(
         "nearest_mode", n.getOpset() < 11 ? "floor" : "round_prefer_floor");
-    int64_t i = rounding == "floor"  ? std::floor(source)
-                : rounding == "ceil" ? std::ceil(source)
-                : rounding == "round_prefer_ceil"
-                    ? std::floor(source + 0.5)
-                    : std::ceil(source - 0.5);
+    int64_t i = rounding == "floor"               ? std::floor(source)
+                : rounding == "ceil"              ? std::ceil(source)
+                : rounding == "round_prefer_ceil" ? std::floor(source + 0.5)
+                                                  : std::ceil(source - 0.5);
     return {{clampIndex(i), 1.0}};
   }
   int64_t base = std::floor(source);
@@ -889,9 +884,9 @@ LogicalResult convertResize(NodeImporter &n) {
     // Output = x contracted along d with the [out, in] weights.
     std::vector<double> weights(out * in, 0.0);
     for (int64_t o = 0; o < out; ++o) {
-      double source = sourceCoordinate(
-          transform, o, scale, in, roi.empty() ? 0 : roi[d],
-          roi.empty() ? 1 : roi[rank + d]);
+      double source =
+          sourceCoordinate(transform, o, scale, in, roi.empty() ? 0 : roi[d],
+                           roi.empty() ? 1 : roi[rank + d]);
       if (transform == "tf_crop_and_resize" &&
           (source < 0 || source > in - 1)) {
         outside[d].resize(out, false);
@@ -905,19 +900,18 @@ LogicalResult convertResize(NodeImporter &n) {
     DenseElementsAttr matrix =
         isa<Float64Type>(element)
             ? DenseElementsAttr::get(matrixType, ArrayRef<double>(weights))
-            : DenseElementsAttr::get(
-                  matrixType,
-                  ArrayRef<float>(std::vector<float>(weights.begin(),
-                                                     weights.end())));
+            : DenseElementsAttr::get(matrixType,
+                                     ArrayRef<float>(std::vector<float>(
+                                         weights.begin(), weights.end())));
     Value weightsValue = arith::ConstantOp::create(b, loc, matrix);
     SmallVector<int64_t> xLabels, outLabels;
     for (int64_t k = 0; k < rank; ++k) {
       xLabels.push_back(k);
       outLabels.push_back(k == d ? rank : k);
     }
-    FailureOr<Value> next = buildContraction(
-        b, loc, {result, weightsValue},
-        {xLabels, SmallVector<int64_t>{rank, d}}, outLabels);
+    FailureOr<Value> next =
+        buildContraction(b, loc, {result, weightsValue},
+                         {xLabels, SmallVector<int64_t>{rank, d}}, outLabels);
     if (failed(next))
       return n.error("cannot build the interpolation");
     result = *next;

@@ -14,10 +14,10 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
-#include "sbp/Import/Onnx.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
+#include "sbp/Import/Onnx.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 #include <google/protobuf/io/coded_stream.h>
@@ -40,6 +40,8 @@ public:
 
   Value getValue(StringRef name, Location loc);
   DenseElementsAttr getConstant(StringRef name);
+  /// The type of a value, without materializing a constant.
+  RankedTensorType getType(StringRef name, Location loc);
   void define(StringRef name, Value value) { values[name].value = value; }
   void defineConstant(StringRef name, DenseElementsAttr constant) {
     values[name] = Entry{Value(), constant, nullptr};
@@ -85,8 +87,7 @@ namespace {
 std::string formatShape(ArrayRef<int64_t> shape) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  llvm::interleave(
-      shape, os, [&](int64_t size) { os << size; }, "x");
+  llvm::interleave(shape, os, [&](int64_t size) { os << size; }, "x");
   return text.empty() ? "scalar" : text;
 }
 
@@ -129,16 +130,15 @@ Value GraphImporter::getValue(StringRef name, Location loc) {
   if (entry.value)
     return entry.value;
   if (entry.initializer && options.weightsAsArguments &&
-      isa_and_nonnull<FloatType>(getElementType(
-          context, entry.initializer->data_type()))) {
+      isa_and_nonnull<FloatType>(
+          getElementType(context, entry.initializer->data_type()))) {
     Type element = getElementType(context, entry.initializer->data_type());
     SmallVector<int64_t> shape(entry.initializer->dims().begin(),
                                entry.initializer->dims().end());
-    entry.value =
-        body->addArgument(RankedTensorType::get(shape, element),
-                          NameLoc::get(builder.getStringAttr(name),
-                                       FileLineColLoc::get(context, filename,
-                                                           0, 0)));
+    entry.value = body->addArgument(
+        RankedTensorType::get(shape, element),
+        NameLoc::get(builder.getStringAttr(name),
+                     FileLineColLoc::get(context, filename, 0, 0)));
     weightArguments.push_back(entry.initializer);
     return entry.value;
   }
@@ -151,6 +151,26 @@ Value GraphImporter::getValue(StringRef name, Location loc) {
   builder.setInsertionPointToStart(body);
   entry.value = arith::ConstantOp::create(builder, loc, constant);
   return entry.value;
+}
+
+RankedTensorType GraphImporter::getType(StringRef name, Location loc) {
+  auto it = values.find(name);
+  if (it == values.end())
+    return nullptr;
+  const Entry &entry = it->second;
+  if (!entry.value && entry.constant)
+    return cast<RankedTensorType>(entry.constant.getType());
+  if (!entry.value && entry.initializer) {
+    Type element = getElementType(context, entry.initializer->data_type());
+    if (!element)
+      return nullptr;
+    return RankedTensorType::get(
+        SmallVector<int64_t>(entry.initializer->dims().begin(),
+                             entry.initializer->dims().end()),
+        element);
+  }
+  Value value = getValue(name, loc);
+  return value ? dyn_cast<RankedTensorType>(value.getType()) : nullptr;
 }
 
 DenseElementsAttr GraphImporter::getConstant(StringRef name) {
@@ -187,8 +207,7 @@ NodeImporter::NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
 OpBuilder &NodeImporter::builder() { return graph.builder; }
 
 bool NodeImporter::hasInput(unsigned i) const {
-  return i < static_cast<unsigned>(node.input_size()) &&
-         !node.input(i).empty();
+  return i < static_cast<unsigned>(node.input_size()) && !node.input(i).empty();
 }
 
 Value NodeImporter::input(unsigned i) {
@@ -196,8 +215,7 @@ Value NodeImporter::input(unsigned i) {
 }
 
 RankedTensorType NodeImporter::inputType(unsigned i) {
-  Value value = input(i);
-  return value ? dyn_cast<RankedTensorType>(value.getType()) : nullptr;
+  return hasInput(i) ? graph.getType(node.input(i), loc) : nullptr;
 }
 
 DenseElementsAttr NodeImporter::constantInput(unsigned i) {
@@ -273,8 +291,12 @@ void NodeImporter::setConstantOutput(unsigned i, DenseElementsAttr value) {
 }
 
 LogicalResult NodeImporter::error(const Twine &message) {
+  std::string text = message.str();
+  if (StringRef(text).contains("known at import time"))
+    text += " (a constant, or a graph input given with sbp-run --input or "
+            "sbp-opt --onnx-input-value)";
   graph.addError("node '" + node.name() + "' (" + node.op_type() +
-                 "): " + message);
+                 "): " + text);
   return failure();
 }
 
@@ -429,17 +451,16 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
       return failure();
     }
     values[input.name()].value = body->addArgument(
-        type,
-        NameLoc::get(builder.getStringAttr(input.name()), fileLoc));
+        type, NameLoc::get(builder.getStringAttr(input.name()), fileLoc));
     argNames.push_back(builder.getStringAttr(input.name()));
   }
   unsigned numInputs = argNames.size();
 
   for (const onnx::NodeProto &node : graph.node()) {
-    Location loc = NameLoc::get(
-        builder.getStringAttr(node.name().empty() ? node.op_type()
-                                                  : node.name()),
-        fileLoc);
+    Location loc =
+        NameLoc::get(builder.getStringAttr(node.name().empty() ? node.op_type()
+                                                               : node.name()),
+                     fileLoc);
     NodeImporter importer(*this, node, opset, loc);
     for (unsigned i = 0; i < importer.getNumInputs(); ++i)
       if (importer.hasInput(i) && !isDefined(node.input(i)))
@@ -484,8 +505,8 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
       for (int64_t i = 0, e = value.getNumElements(); i < e; ++i)
         bytes.append(raw.begin(), raw.end());
     }
-    result.weights.push_back(OnnxWeight{numInputs++, weight->name(),
-                                        std::move(bytes)});
+    result.weights.push_back(
+        OnnxWeight{numInputs++, weight->name(), std::move(bytes)});
   }
   StringAttr nameAttr = builder.getStringAttr("onnx.name");
   for (auto [index, name] : llvm::enumerate(argNames))
@@ -513,7 +534,7 @@ bool sbp::parseOnnxInputShape(StringRef flag, OnnxImportOptions &options,
     shapeText.split(parts, 'x');
   bool ok = !name.empty() && flag.contains('=');
   for (StringRef part : parts) {
-    int64_t size;
+    int64_t size = 0;
     ok &= !part.getAsInteger(10, size) && size >= 0;
     shape.push_back(size);
   }
@@ -540,8 +561,7 @@ OnnxImport sbp::importOnnxModel(llvm::MemoryBufferRef buffer,
       reinterpret_cast<const uint8_t *>(buffer.getBufferStart()),
       static_cast<int>(buffer.getBufferSize()));
   stream.SetTotalBytesLimit(INT_MAX);
-  if (!model.ParseFromCodedStream(&stream) ||
-      !stream.ConsumedEntireMessage()) {
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
     error = (filename + ": not an ONNX model (the protobuf does not parse; "
                         "is the file truncated?)")
                 .str();

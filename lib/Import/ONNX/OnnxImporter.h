@@ -29,8 +29,8 @@ class GraphImporter;
 /// One node being converted.
 class NodeImporter {
 public:
-  NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
-               int64_t opset, Location loc);
+  NodeImporter(GraphImporter &graph, const onnx::NodeProto &node, int64_t opset,
+               Location loc);
 
   OpBuilder &builder();
   Location getLoc() const { return loc; }
@@ -109,8 +109,7 @@ Value createScalar(OpBuilder &b, Location loc, Type type, double value);
 /// are incompatible.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<ArrayRef<int64_t>>);
 
-using ScalarBuilder =
-    function_ref<Value(OpBuilder &, Location, ValueRange)>;
+using ScalarBuilder = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
 /// An element-wise `linalg.generic` on the broadcast of the inputs' shapes
 /// (or `shape` where given): a dimension of size 1 against a larger one is

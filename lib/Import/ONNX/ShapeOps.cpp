@@ -55,9 +55,8 @@ LogicalResult reshapeTo(NodeImporter &n, ArrayRef<int64_t> shape) {
     return n.error("cannot reshape " + Twine(type.getNumElements()) +
                    " elements to " + Twine(count));
   if (DenseElementsAttr constant = foldableInput(n, 0)) {
-    n.setConstantOutput(
-        0, constant.reshape(RankedTensorType::get(shape,
-                                                  type.getElementType())));
+    n.setConstantOutput(0, constant.reshape(RankedTensorType::get(
+                               shape, type.getElementType())));
     return success();
   }
   n.setOutput(0, buildReshape(n.builder(), n.getLoc(), n.input(0), shape));
@@ -135,12 +134,12 @@ LogicalResult convertSqueeze(NodeImporter &n) {
     return n.error("the axes must be known at import time");
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < type.getRank(); ++d) {
-    bool squeezed = given ? llvm::any_of(*axes,
-                                         [&](int64_t a) {
-                                           return normalizeAxis(
-                                                      a, type.getRank()) == d;
-                                         })
-                          : type.getDimSize(d) == 1;
+    bool squeezed =
+        given ? llvm::any_of(*axes,
+                             [&](int64_t a) {
+                               return normalizeAxis(a, type.getRank()) == d;
+                             })
+              : type.getDimSize(d) == 1;
     if (squeezed && type.getDimSize(d) != 1)
       return n.error("cannot squeeze dimension " + Twine(d) + " of size " +
                      Twine(type.getDimSize(d)));
@@ -190,9 +189,9 @@ LogicalResult convertTranspose(NodeImporter &n) {
     shape.push_back(type.getDimSize(d));
   OpBuilder &b = n.builder();
   Value init = createEmpty(b, n.getLoc(), shape, type.getElementType());
-  n.setOutput(0, linalg::TransposeOp::create(b, n.getLoc(), n.input(0), init,
-                                             perm)
-                     .getResult()[0]);
+  n.setOutput(0,
+              linalg::TransposeOp::create(b, n.getLoc(), n.input(0), init, perm)
+                  .getResult()[0]);
   return success();
 }
 
@@ -216,21 +215,22 @@ LogicalResult convertConcat(NodeImporter &n) {
     allConstant &= static_cast<bool>(constant);
     if (constant)
       llvm::append_range(folded, toInts(constant));
-    // ONNX allows empty inputs; tensor.concat does not need them.
-    if (type.getNumElements() != 0 || first.getNumElements() == 0)
-      inputs.push_back(n.input(i));
   }
   if (allConstant) {
     n.setConstantOutput(0, intsAttr({static_cast<int64_t>(folded.size())},
                                     first.getElementType(), folded));
     return success();
   }
+  for (unsigned i = 0; i < n.getNumInputs(); ++i)
+    // ONNX allows empty inputs; tensor.concat does not need them.
+    if (n.inputType(i).getNumElements() != 0 || first.getNumElements() == 0)
+      inputs.push_back(n.input(i));
   if (inputs.size() == 1) {
     n.setOutput(0, inputs[0]);
     return success();
   }
-  n.setOutput(0, tensor::ConcatOp::create(n.builder(), n.getLoc(), *axis,
-                                          inputs));
+  n.setOutput(0,
+              tensor::ConcatOp::create(n.builder(), n.getLoc(), *axis, inputs));
   return success();
 }
 
@@ -262,8 +262,8 @@ LogicalResult convertSplit(NodeImporter &n) {
   int64_t offset = 0;
   for (auto [i, size] : llvm::enumerate(*sizes)) {
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> extents, strides(type.getRank(),
-                                               b.getIndexAttr(1));
+    SmallVector<OpFoldResult> extents,
+        strides(type.getRank(), b.getIndexAttr(1));
     for (int64_t d = 0; d < type.getRank(); ++d)
       extents.push_back(b.getIndexAttr(d == *axis ? size : type.getDimSize(d)));
     offsets[*axis] = b.getIndexAttr(offset);
@@ -287,8 +287,7 @@ LogicalResult convertSplit(NodeImporter &n) {
 
 /// Reverses `input` along `axes` with an indexing map reading `size-1-i`,
 /// which keeps those dimensions unsplit in the derived SBP rule.
-Value reverse(OpBuilder &b, Location loc, Value input,
-              ArrayRef<int64_t> axes) {
+Value reverse(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes) {
   auto type = cast<RankedTensorType>(input.getType());
   unsigned rank = type.getRank();
   SmallVector<AffineExpr> exprs;
@@ -297,8 +296,7 @@ Value reverse(OpBuilder &b, Location loc, Value input,
                         ? type.getDimSize(d) - 1 - b.getAffineDimExpr(d)
                         : b.getAffineDimExpr(d));
   Value init = createEmpty(b, loc, type.getShape(), type.getElementType());
-  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs,
-                                                b.getContext()),
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs, b.getContext()),
                                  b.getMultiDimIdentityMap(rank)};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
@@ -385,7 +383,8 @@ LogicalResult convertSlice(NodeImporter &n) {
   if (!reversed.empty())
     input = reverse(b, n.getLoc(), input, reversed);
   n.setOutput(0, tensor::ExtractSliceOp::create(
-                     b, n.getLoc(), input, getAsIndexOpFoldResult(b.getContext(), offsets),
+                     b, n.getLoc(), input,
+                     getAsIndexOpFoldResult(b.getContext(), offsets),
                      getAsIndexOpFoldResult(b.getContext(), sizes),
                      getAsIndexOpFoldResult(b.getContext(), strides)));
   return success();
@@ -432,12 +431,12 @@ LogicalResult convertGather(NodeImporter &n) {
   auto generic = linalg::GenericOp::create(
       b, n.getLoc(), init.getType(), n.input(1), init, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value index = arith::IndexCastOp::create(nb, l, nb.getIndexType(),
-                                                 args[0]);
+        Value index =
+            arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[0]);
         Value size = arith::ConstantIndexOp::create(nb, l, dim);
         Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-        Value negative = arith::CmpIOp::create(
-            nb, l, arith::CmpIPredicate::slt, index, zero);
+        Value negative = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                               index, zero);
         index = arith::SelectOp::create(
             nb, l, negative, arith::AddIOp::create(nb, l, index, size), index);
         SmallVector<Value> coords;
@@ -445,8 +444,8 @@ LogicalResult convertGather(NodeImporter &n) {
           if (d == *axis)
             coords.push_back(index);
           else
-            coords.push_back(linalg::IndexOp::create(
-                nb, l, d < *axis ? d : d - 1 + q));
+            coords.push_back(
+                linalg::IndexOp::create(nb, l, d < *axis ? d : d - 1 + q));
         }
         Value element = tensor::ExtractOp::create(nb, l, table, coords);
         linalg::YieldOp::create(nb, l, element);
@@ -464,11 +463,11 @@ LogicalResult convertExpand(NodeImporter &n) {
       broadcastShapes({type.getShape(), *target});
   if (failed(shape))
     return n.error("the shape does not broadcast with the input");
-  n.setOutput(0, buildElementwise(
-                     n.builder(), n.getLoc(), {n.input(0)},
-                     type.getElementType(),
-                     [](OpBuilder &, Location, ValueRange a) { return a[0]; },
-                     ArrayRef<int64_t>(*shape)));
+  n.setOutput(0,
+              buildElementwise(
+                  n.builder(), n.getLoc(), {n.input(0)}, type.getElementType(),
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; },
+                  ArrayRef<int64_t>(*shape)));
   return success();
 }
 
@@ -500,9 +499,9 @@ LogicalResult convertConstant(NodeImporter &n) {
     return success();
   }
   if (const onnx::AttributeProto *value = n.attr("value_float")) {
-    n.setConstantOutput(0, DenseElementsAttr::get(
-                               RankedTensorType::get({}, b.getF32Type()),
-                               value->f()));
+    n.setConstantOutput(
+        0, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                  value->f()));
     return success();
   }
   if (auto floats = n.floatsAttr("value_floats")) {
@@ -539,8 +538,8 @@ LogicalResult convertConstantOfShape(NodeImporter &n) {
       return n.error("the value must be one element: " + error);
   }
   auto type = RankedTensorType::get(*shape, value.getElementType());
-  n.setConstantOutput(0, DenseElementsAttr::get(
-                             type, value.getSplatValue<Attribute>()));
+  n.setConstantOutput(
+      0, DenseElementsAttr::get(type, value.getSplatValue<Attribute>()));
   return success();
 }
 
@@ -564,10 +563,10 @@ LogicalResult convertRange(NodeImporter &n) {
   SmallVector<Attribute> values;
   for (int64_t i = 0; i < count; ++i) {
     double v = s + i * d;
-    values.push_back(isa<FloatType>(element)
-                         ? Attribute(FloatAttr::get(element, v))
-                         : Attribute(IntegerAttr::get(
-                               element, static_cast<int64_t>(v))));
+    values.push_back(
+        isa<FloatType>(element)
+            ? Attribute(FloatAttr::get(element, v))
+            : Attribute(IntegerAttr::get(element, static_cast<int64_t>(v))));
   }
   n.setConstantOutput(0, DenseElementsAttr::get(type, values));
   return success();

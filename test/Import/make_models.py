@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Writes small ONNX models for the importer's lit tests into a folder.
+
+Needs Debian's python3-onnx. Each model is one or a few nodes built with
+onnx.helper, so that a test's input is visible in this file.
+"""
+
+import os
+import sys
+
+from onnx import TensorProto, helper, numpy_helper
+import numpy as np
+
+F = TensorProto.FLOAT
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def vi(name, shape, elem=F):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    models = {
+        # Two unsupported ops: the error lists both.
+        "unsupported": model(
+            [helper.make_node("NonZero", ["x"], ["nz"], name="find"),
+             helper.make_node("TopK", ["x", "k"], ["v", "i"], name="best")],
+            [vi("x", [4]), vi("k", [1], TensorProto.INT64)],
+            [vi("nz", None, TensorProto.INT64), vi("v", None)]),
+        "opset18": model([helper.make_node("Relu", ["x"], ["y"])],
+                         [vi("x", [4])], [vi("y", [4])], opset=18),
+        "dynamic": model([helper.make_node("Relu", ["x"], ["y"])],
+                         [vi("x", ["batch", 4])], [vi("y", ["batch", 4])]),
+        # Broadcasting add, Gemm with transB and a weight initializer.
+        "gemm": model(
+            [helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1,
+                              name="fc")],
+            [vi("x", [2, 3])], [vi("y", [2, 4])],
+            [numpy_helper.from_array(np.ones((4, 3), np.float32), "w"),
+             numpy_helper.from_array(np.ones((4,), np.float32), "b")]),
+        "conv": model(
+            [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1],
+                              strides=[2, 2], group=2, name="conv")],
+            [vi("x", [1, 4, 8, 8]), vi("w", [6, 2, 3, 3])],
+            [vi("y", [1, 6, 4, 4])]),
+        "gather": model(
+            [helper.make_node("Gather", ["table", "ids"], ["y"], name="embed")],
+            [vi("table", [10, 8]), vi("ids", [2, 3], TensorProto.INT64)],
+            [vi("y", [2, 3, 8])]),
+        # A shape computed from Shape/Gather/Concat, folded at import.
+        "shape": model(
+            [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "zero"], ["n"]),
+             helper.make_node("Concat", ["n", "minus"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["y"], name="flat")],
+            [vi("x", [2, 3, 4])], [vi("y", [2, 12])],
+            [numpy_helper.from_array(np.array([0], np.int64), "zero"),
+             numpy_helper.from_array(np.array([-1], np.int64), "minus")]),
+        "reshape_input": model(
+            [helper.make_node("Reshape", ["x", "shape"], ["y"], name="r")],
+            [vi("x", [2, 6]), vi("shape", [2], TensorProto.INT64)],
+            [vi("y", [3, 4])]),
+    }
+    for name, m in models.items():
+        with open(os.path.join(out, name + ".onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
