@@ -30,7 +30,7 @@ void sbp::buildLowerCpuPipeline(OpPassManager &pm,
   pm.addPass(createSbpStripPass());
   OpPassManager &funcs = pm.nest<func::FuncOp>();
   funcs.addPass(createConvertElementwiseToLinalgPass());
-  funcs.addPass(createLinalgElementwiseOpFusionPass());
+  funcs.addPass(createSbpFuseElementwisePass());
   if (options.useBlas)
     pm.addPass(createSbpMatmulToBlasPass());
   if (options.vectorize) {

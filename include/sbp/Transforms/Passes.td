@@ -202,4 +202,24 @@ def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
   }];
 }
 
+def SbpFuseElementwisePass : Pass<"sbp-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuse element-wise producers into consumers without "
+                "recomputing them";
+  let description = [{
+    Upstream's element-wise fusion, reshape propagation and constant folding
+    of `linalg.generic` ops, limited to fusions that do no work twice and
+    keep named ops whole:
+
+    - a producer is fused into a consumer only where the consumer reads it
+      through a permutation of all its loops, so each producer element is
+      computed once (fusing GELU into a matmul that reads it once per output
+      column would compute it N times);
+    - reshapes are not propagated through named ops (`linalg.matmul`), which
+      the CPU lowering tiles or hands to BLAS as they are;
+    - a producer with more than one user is left alone.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect",
+                           "affine::AffineDialect"];
+}
+
 #endif // SBP_TRANSFORMS_PASSES_TD

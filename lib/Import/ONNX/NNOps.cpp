@@ -240,18 +240,17 @@ LogicalResult convertEinsum(NodeImporter &n) {
       if (c == dots) {
         // Right-aligned, so that "..." dimensions broadcast like numpy's.
         for (int64_t e = 0; e < ellipsis; ++e)
-          operand.push_back(-1 - (ellipsis - e));
+          operand.push_back(-(ellipsis - e));
         c += 2;
         continue;
       }
       int64_t label = letter(term[c]);
       if (label < 0)
         return n.error("bad character in the equation");
-      if (llvm::is_contained(operand, label))
-        return n.error("repeated indices within one operand (diagonals) "
-                       "are not supported");
+      // A label repeated within one operand reads its diagonal.
+      if (!llvm::is_contained(operand, label))
+        ++counts[label];
       operand.push_back(label);
-      ++counts[label];
     }
     labels.push_back(operand);
     inputs.push_back(n.input(i));
