@@ -3,6 +3,7 @@
 #include "sbp/Transforms/ShardingState.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "sbp/Dialect/Sbp/IR/SbpInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::sbp;
@@ -74,7 +75,10 @@ NdSbpAttr sbp::getUseSharding(OpOperand &use) {
     for (Operation *ancestor = parent;
          ancestor && !isa<FunctionOpInterface>(ancestor);
          ancestor = ancestor->getParentOp()) {
-      if (!ancestor->hasAttr(SbpDialect::getResultShardingsAttrName()) ||
+      // Only a payload that is part of its op (one with a rule, like a
+      // linalg op; not a loop, whose body ops have layouts of their own).
+      if (!isa<SbpSignatureOpInterface>(ancestor) ||
+          !ancestor->hasAttr(SbpDialect::getResultShardingsAttrName()) ||
           ancestor->isAncestor(value.getParentRegion()->getParentOp()))
         continue;
       NdSbpAttr have = getValueSharding(value);
