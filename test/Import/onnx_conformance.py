@@ -30,6 +30,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from sharding import shard_inputs
+
 # The ops sbp imports (docs/onnx.md), and Constant, which any may use.
 SUPPORTED = {
     "MatMul", "Gemm", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Reciprocal",
@@ -80,19 +82,6 @@ def first_line(text):
         if "error" in line.lower() or "sbp-run:" in line or ": " in line:
             return line.strip()[:300]
     return (lines[0] if lines else "no output").strip()[:300]
-
-
-def shard_inputs(text, names, ranks):
-    """Adds a 1-d mesh and splits the named arguments along dimension 0."""
-    text = re.sub(r"^(module( attributes \{.*\})? \{)$",
-                  r'\1\n  sbp.mesh @ranks shape = [%d] axes = ["r"]' % ranks,
-                  text, count=1, flags=re.M)
-    for name in names:
-        text = text.replace(
-            '{onnx.name = "%s"}' % name,
-            '{onnx.name = "%s", sbp.sharding = #sbp.nd<@ranks, [S(0)]>}' % name,
-            1)
-    return text
 
 
 def run_case(case_dir, args):

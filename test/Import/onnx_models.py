@@ -16,7 +16,6 @@ count and `N passed, N failed`; exits 1 on any failure.
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import time
@@ -26,6 +25,8 @@ import onnx
 import onnxruntime
 import torch
 from onnx import numpy_helper
+
+from sharding import shard_inputs
 from torch import nn
 
 TOLERANCE = 1e-4
@@ -140,18 +141,6 @@ def normwise_error(actual, expected):
     return float(np.max(np.abs(actual.astype(np.float64) - expected))) / scale
 
 
-def shard_batch(text, names, ranks):
-    text = re.sub(r"^(module( attributes \{.*\})? \{)$",
-                  r'\1\n  sbp.mesh @ranks shape = [%d] axes = ["r"]' % ranks,
-                  text, count=1, flags=re.M)
-    for name in names:
-        text = text.replace(
-            '{onnx.name = "%s"}' % name,
-            '{onnx.name = "%s", sbp.sharding = #sbp.nd<@ranks, [S(0)]>}' % name,
-            1)
-    return text
-
-
 def run_sbp(args, model_path, inputs, shapes, ranks, workdir):
     """Runs the model with sbp-run; returns (result, seconds) or raises."""
     flags = ["--input-shape=%s=%s" % (k, "x".join(map(str, v)))
@@ -169,7 +158,7 @@ def run_sbp(args, model_path, inputs, shapes, ranks, workdir):
             raise RuntimeError("sbp-opt: " + opt.stderr.strip()[-500:])
         program = os.path.join(workdir, "sharded%d.mlir" % ranks)
         with open(program, "w") as f:
-            f.write(shard_batch(opt.stdout, list(inputs), ranks))
+            f.write(shard_inputs(opt.stdout, list(inputs), ranks))
         # The weights, which the MLIR text does not hold, by name.
         model = onnx.load(model_path)
         for tensor in model.graph.initializer:
