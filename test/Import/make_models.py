@@ -63,6 +63,14 @@ def main(out):
             [vi("x", [2, 3, 4])], [vi("y", [2, 12])],
             [numpy_helper.from_array(np.array([0], np.int64), "zero"),
              numpy_helper.from_array(np.array([-1], np.int64), "minus")]),
+        # A weight held by a Constant node, and a scalar one.
+        "constweight": model(
+            [helper.make_node("Constant", [], ["w"], value=numpy_helper.from_array(
+                np.ones((3, 4), np.float32), "w")),
+             helper.make_node("Constant", [], ["two"], value_float=2.0),
+             helper.make_node("MatMul", ["x", "w"], ["xw"], name="mm"),
+             helper.make_node("Mul", ["xw", "two"], ["y"], name="scale")],
+            [vi("x", [2, 3])], [vi("y", [2, 4])]),
         "reshape_input": model(
             [helper.make_node("Reshape", ["x", "shape"], ["y"], name="r")],
             [vi("x", [2, 6]), vi("shape", [2], TensorProto.INT64)],

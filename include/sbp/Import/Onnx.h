@@ -19,8 +19,9 @@ namespace mlir {
 namespace sbp {
 
 struct OnnxImportOptions {
-  /// Floating-point initializers become function arguments (so that the
-  /// search can shard weights); otherwise every initializer is a constant.
+  /// Floating-point tensors of more than one element held by the model
+  /// (initializers, Constant nodes) become function arguments, so that the
+  /// search can shard weights; otherwise they are constants.
   bool weightsAsArguments = true;
   /// Shapes for graph inputs with symbolic or unknown dimensions.
   llvm::StringMap<SmallVector<int64_t>> inputShapes;

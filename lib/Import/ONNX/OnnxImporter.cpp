@@ -1,10 +1,10 @@
 //===- OnnxImporter.cpp - ONNX model to a logical program -----------------===//
 //
 // Parses the model with protobuf, runs the ONNX checker and shape inference,
-// and builds the graph as one function. Floating-point initializers become
-// arguments (weights the search may shard) unless they are only read as
-// import-time constants; integer ones (shapes, axes, indices) stay
-// constants.
+// and builds the graph as one function. Floating-point tensors the model
+// holds (initializers, Constant nodes) become arguments, weights the search
+// may shard, unless they are only read as import-time values; integer ones
+// (shapes, axes, indices) and scalars stay constants.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +43,9 @@ public:
   /// The type of a value, without materializing a constant.
   RankedTensorType getType(StringRef name, Location loc);
   void define(StringRef name, Value value) { values[name].value = value; }
-  void defineConstant(StringRef name, DenseElementsAttr constant) {
-    values[name] = Entry{Value(), constant, nullptr};
+  void defineConstant(StringRef name, DenseElementsAttr constant,
+                      bool isWeight) {
+    values[name] = Entry{Value(), constant, nullptr, isWeight};
   }
   bool isDefined(StringRef name) const { return values.count(name); }
 
@@ -60,6 +61,9 @@ private:
     Value value;
     DenseElementsAttr constant;
     const onnx::TensorProto *initializer = nullptr;
+    /// An initializer or a Constant node's value: an argument when it is a
+    /// floating-point tensor and weights are arguments.
+    bool isWeight = false;
   };
 
   LogicalResult setUpInputs(onnx::GraphProto &graph);
@@ -71,7 +75,7 @@ private:
   llvm::StringMap<Entry> values;
   Block *body = nullptr;
   /// Initializers read as tensors that became arguments, in order.
-  SmallVector<const onnx::TensorProto *> weightArguments;
+  SmallVector<std::string> weightArguments;
   std::vector<std::string> errors;
 
   friend OnnxImport mlir::sbp::importOnnxModel(llvm::MemoryBufferRef,
@@ -129,18 +133,17 @@ Value GraphImporter::getValue(StringRef name, Location loc) {
   Entry &entry = it->second;
   if (entry.value)
     return entry.value;
-  if (entry.initializer && options.weightsAsArguments &&
-      isa_and_nonnull<FloatType>(
-          getElementType(context, entry.initializer->data_type()))) {
-    Type element = getElementType(context, entry.initializer->data_type());
-    SmallVector<int64_t> shape(entry.initializer->dims().begin(),
-                               entry.initializer->dims().end());
-    entry.value = body->addArgument(
-        RankedTensorType::get(shape, element),
-        NameLoc::get(builder.getStringAttr(name),
-                     FileLineColLoc::get(context, filename, 0, 0)));
-    weightArguments.push_back(entry.initializer);
-    return entry.value;
+  // Weights: floating-point tensors (not scalars) that the model holds.
+  if (entry.isWeight && options.weightsAsArguments) {
+    RankedTensorType type = getType(name, loc);
+    if (type && isa<FloatType>(type.getElementType()) &&
+        type.getNumElements() > 1) {
+      entry.value = body->addArgument(
+          type, NameLoc::get(builder.getStringAttr(name),
+                             FileLineColLoc::get(context, filename, 0, 0)));
+      weightArguments.push_back(name.str());
+      return entry.value;
+    }
   }
   DenseElementsAttr constant = getConstant(name);
   if (!constant)
@@ -285,9 +288,10 @@ void NodeImporter::setOutput(unsigned i, Value value) {
     graph.define(node.output(i), value);
 }
 
-void NodeImporter::setConstantOutput(unsigned i, DenseElementsAttr value) {
+void NodeImporter::setConstantOutput(unsigned i, DenseElementsAttr value,
+                                     bool isWeight) {
   if (hasOutput(i))
-    graph.defineConstant(node.output(i), value);
+    graph.defineConstant(node.output(i), value, isWeight);
 }
 
 LogicalResult NodeImporter::error(const Twine &message) {
@@ -438,7 +442,7 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
   builder.setInsertionPointToEnd(body);
 
   for (const onnx::TensorProto &tensor : graph.initializer())
-    values[tensor.name()] = Entry{Value(), nullptr, &tensor};
+    values[tensor.name()] = Entry{Value(), nullptr, &tensor, true};
   SmallVector<Attribute> argNames;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (values.count(input.name()))
@@ -492,9 +496,9 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
   func.setType(builder.getFunctionType(body->getArgumentTypes(),
                                        ValueRange(outputs).getTypes()));
 
-  for (const onnx::TensorProto *weight : weightArguments) {
-    argNames.push_back(builder.getStringAttr(weight->name()));
-    DenseElementsAttr value = getConstant(weight->name());
+  for (const std::string &weight : weightArguments) {
+    argNames.push_back(builder.getStringAttr(weight));
+    DenseElementsAttr value = getConstant(weight);
     if (!value)
       return failure();
     ArrayRef<char> raw = value.getRawData();
@@ -505,8 +509,7 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
       for (int64_t i = 0, e = value.getNumElements(); i < e; ++i)
         bytes.append(raw.begin(), raw.end());
     }
-    result.weights.push_back(
-        OnnxWeight{numInputs++, weight->name(), std::move(bytes)});
+    result.weights.push_back(OnnxWeight{numInputs++, weight, std::move(bytes)});
   }
   StringAttr nameAttr = builder.getStringAttr("onnx.name");
   for (auto [index, name] : llvm::enumerate(argNames))

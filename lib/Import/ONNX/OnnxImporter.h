@@ -61,8 +61,10 @@ public:
   /// Whether output `i` is used (named).
   bool hasOutput(unsigned i) const;
   void setOutput(unsigned i, Value value);
-  /// Defines output `i` as a value known at import time.
-  void setConstantOutput(unsigned i, DenseElementsAttr value);
+  /// Defines output `i` as a value known at import time; a weight (a
+  /// Constant node's tensor) may become an argument.
+  void setConstantOutput(unsigned i, DenseElementsAttr value,
+                         bool isWeight = false);
 
   /// Reports an error on this node; returns failure for convenience.
   LogicalResult error(const Twine &message);

@@ -495,7 +495,7 @@ LogicalResult convertConstant(NodeImporter &n) {
     DenseElementsAttr attr = getTensorAttr(ctx, value->t(), error);
     if (!attr)
       return n.error(error);
-    n.setConstantOutput(0, attr);
+    n.setConstantOutput(0, attr, /*isWeight=*/true);
     return success();
   }
   if (const onnx::AttributeProto *value = n.attr("value_float")) {
@@ -506,10 +506,12 @@ LogicalResult convertConstant(NodeImporter &n) {
   }
   if (auto floats = n.floatsAttr("value_floats")) {
     n.setConstantOutput(
-        0, DenseElementsAttr::get(
-               RankedTensorType::get({static_cast<int64_t>(floats->size())},
-                                     b.getF32Type()),
-               ArrayRef<float>(*floats)));
+        0,
+        DenseElementsAttr::get(
+            RankedTensorType::get({static_cast<int64_t>(floats->size())},
+                                  b.getF32Type()),
+            ArrayRef<float>(*floats)),
+        /*isWeight=*/true);
     return success();
   }
   if (const onnx::AttributeProto *value = n.attr("value_int")) {
