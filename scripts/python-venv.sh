@@ -12,7 +12,12 @@ if [[ -x $venv/bin/python && "$(cat "$venv/.sbp-packages" 2>/dev/null)" == "$pac
   exit 0
 fi
 python3 -m venv "$venv" >&2
+# pip warns about every local index folder this machine lacks; its errors
+# still come through.
 # shellcheck disable=SC2086
-"$venv/bin/pip" install -q $packages >&2
+if ! "$venv/bin/pip" install -q $packages 2> >(grep -v "^WARNING: Location" >&2); then
+  echo "python-venv: pip install $packages failed" >&2
+  exit 1
+fi
 echo "$packages" >"$venv/.sbp-packages"
 echo "$venv/bin/python"
