@@ -162,9 +162,8 @@ def run_sbp(args, model_path, inputs, shapes, ranks, workdir):
         # The weights, which the MLIR text does not hold, by name.
         model = onnx.load(model_path)
         for tensor in model.graph.initializer:
-            if tensor.data_type not in (onnx.TensorProto.FLOAT,
-                                        onnx.TensorProto.DOUBLE):
-                continue
+            if '{onnx.name = "%s"' % tensor.name not in opt.stdout:
+                continue  # a constant, not an argument
             path = os.path.join(workdir, "w%d.npy" % len(input_flags))
             np.save(path, numpy_helper.to_array(tensor))
             input_flags.append("--input=%s=%s" % (tensor.name, path))

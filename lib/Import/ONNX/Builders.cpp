@@ -310,6 +310,71 @@ Value onnx_import::buildReshape(OpBuilder &b, Location loc, Value input,
   return buildReshape(b, loc, collapsed, shape);
 }
 
+Value onnx_import::createAdd(OpBuilder &b, Location loc, Value x, Value y) {
+  return isa<FloatType>(x.getType())
+             ? Value(arith::AddFOp::create(b, loc, x, y))
+             : Value(arith::AddIOp::create(b, loc, x, y));
+}
+
+Value onnx_import::createMul(OpBuilder &b, Location loc, Value x, Value y) {
+  return isa<FloatType>(x.getType())
+             ? Value(arith::MulFOp::create(b, loc, x, y))
+             : Value(arith::MulIOp::create(b, loc, x, y));
+}
+
+FailureOr<Value>
+onnx_import::buildContraction(OpBuilder &b, Location loc, ValueRange inputs,
+                              ArrayRef<SmallVector<int64_t>> labels,
+                              ArrayRef<int64_t> outLabels) {
+  int64_t numLoops = 0;
+  for (const SmallVector<int64_t> &operand : labels)
+    for (int64_t label : operand)
+      numLoops = std::max(numLoops, label + 1);
+  SmallVector<int64_t> sizes(numLoops, 1);
+  for (auto [input, operand] : llvm::zip(inputs, labels)) {
+    auto type = cast<RankedTensorType>(input.getType());
+    for (auto [d, label] : llvm::enumerate(operand)) {
+      int64_t size = type.getDimSize(d);
+      if (size != 1 && sizes[label] != 1 && sizes[label] != size)
+        return failure();
+      if (size != 1)
+        sizes[label] = size;
+    }
+  }
+  SmallVector<AffineMap> maps;
+  for (auto [input, operand] : llvm::zip(inputs, labels)) {
+    auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<AffineExpr> exprs;
+    for (auto [d, label] : llvm::enumerate(operand))
+      exprs.push_back(type.getDimSize(d) == 1 && sizes[label] != 1
+                          ? b.getAffineConstantExpr(0)
+                          : b.getAffineDimExpr(label));
+    maps.push_back(AffineMap::get(numLoops, 0, exprs, b.getContext()));
+  }
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<int64_t> outShape;
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::reduction);
+  for (int64_t label : outLabels) {
+    outExprs.push_back(b.getAffineDimExpr(label));
+    outShape.push_back(sizes[label]);
+    iterators[label] = utils::IteratorType::parallel;
+  }
+  maps.push_back(AffineMap::get(numLoops, 0, outExprs, b.getContext()));
+  Type element = cast<RankedTensorType>(inputs[0].getType()).getElementType();
+  Value init = createFilled(b, loc, outShape, element, 0);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, init, maps, iterators,
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               Value product = args[0];
+               for (Value arg : args.drop_front().drop_back())
+                 product = createMul(nb, l, product, arg);
+               linalg::YieldOp::create(nb, l,
+                                       createAdd(nb, l, args.back(), product));
+             })
+      .getResult(0);
+}
+
 Value onnx_import::castScalar(OpBuilder &b, Location loc, Value value,
                               Type to) {
   Type from = value.getType();

@@ -22,8 +22,6 @@ using BinaryFn = std::function<Value(OpBuilder &, Location, Value, Value)>;
 using UnaryFn =
     std::function<Value(NodeImporter &, OpBuilder &, Location, Value)>;
 
-bool isFloat(Type type) { return isa<FloatType>(type); }
-
 /// Checks that inputs [0, count) exist, are tensors and broadcast together.
 LogicalResult checkBroadcastInputs(NodeImporter &n, unsigned count) {
   SmallVector<ArrayRef<int64_t>> shapes;

@@ -410,7 +410,9 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
     ConverterTable converters;
     addElementwiseConverters(converters);
     addShapeConverters(converters);
-    addNNConverters(converters);
+    addContractionConverters(converters);
+    addWindowConverters(converters);
+    addResizeConverters(converters);
     return converters;
   }();
   if (failed(checkOps(graph, opset, table)) || failed(setUpInputs(graph)))

@@ -81,7 +81,9 @@ using ConverterTable = llvm::StringMap<NodeConverter>;
 
 void addElementwiseConverters(ConverterTable &table);
 void addShapeConverters(ConverterTable &table);
-void addNNConverters(ConverterTable &table);
+void addContractionConverters(ConverterTable &table);
+void addWindowConverters(ConverterTable &table);
+void addResizeConverters(ConverterTable &table);
 
 /// The MLIR element type of an ONNX element type, or null.
 Type getElementType(MLIRContext *context, int32_t onnxType);
@@ -97,6 +99,8 @@ DenseElementsAttr getTensorAttr(MLIRContext *context,
 //===----------------------------------------------------------------------===//
 // Builders shared by the converters.
 //===----------------------------------------------------------------------===//
+
+inline bool isFloat(Type type) { return isa<FloatType>(type); }
 
 /// `tensor.empty` of the given shape.
 Value createEmpty(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
@@ -132,6 +136,17 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
 /// when no single reassociation fits.
 Value buildReshape(OpBuilder &b, Location loc, Value input,
                    ArrayRef<int64_t> shape);
+
+/// `x + y` and `x * y` on floats or integers.
+Value createAdd(OpBuilder &b, Location loc, Value x, Value y);
+Value createMul(OpBuilder &b, Location loc, Value x, Value y);
+
+/// `sum(product of inputs)` over the loops missing from `outLabels`: each
+/// operand dimension is labelled with its loop; a dimension of size 1
+/// against a larger loop is broadcast. Fails when sizes disagree.
+FailureOr<Value> buildContraction(OpBuilder &b, Location loc, ValueRange inputs,
+                                  ArrayRef<SmallVector<int64_t>> labels,
+                                  ArrayRef<int64_t> outLabels);
 
 /// Converts a scalar between element types with ONNX Cast semantics.
 Value castScalar(OpBuilder &b, Location loc, Value value, Type to);

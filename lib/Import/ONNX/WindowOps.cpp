@@ -1,10 +1,9 @@
-//===- NNOps.cpp - ONNX contractions, convolutions, pooling, resizing -----===//
+//===- WindowOps.cpp - ONNX convolutions, pooling, batch norm -------------===//
 //
-// 2-d matmuls become `linalg.matmul` (which the CPU lowering tiles or hands
-// to BLAS); every other contraction, convolution and pooling window is one
-// `linalg.generic` whose indexing maps say which loops are parallel, which
-// reduce and which slide (`o * stride + k * dilation`), so that the SBP rules
-// follow from the maps: batch and channel loops split, windows do not.
+// Convolutions (groups as a loop), transposed convolutions and pooling
+// windows are one `linalg.generic` each with sliding indexing maps
+// (`o * stride + k * dilation`): batch and channel loops split in the
+// derived SBP rules, windows do not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,290 +18,6 @@ using namespace mlir::sbp;
 using namespace mlir::sbp::onnx_import;
 
 namespace {
-
-bool isFloat(Type type) { return isa<FloatType>(type); }
-
-Value add(OpBuilder &b, Location loc, Value x, Value y) {
-  return isFloat(x.getType()) ? Value(arith::AddFOp::create(b, loc, x, y))
-                              : Value(arith::AddIOp::create(b, loc, x, y));
-}
-
-Value mul(OpBuilder &b, Location loc, Value x, Value y) {
-  return isFloat(x.getType()) ? Value(arith::MulFOp::create(b, loc, x, y))
-                              : Value(arith::MulIOp::create(b, loc, x, y));
-}
-
-/// `sum(product of inputs)` over the labels missing from `outLabels`: each
-/// operand's dimensions are labelled with loops; a dimension of size 1
-/// against a larger loop is broadcast.
-FailureOr<Value> buildContraction(OpBuilder &b, Location loc, ValueRange inputs,
-                                  ArrayRef<SmallVector<int64_t>> labels,
-                                  ArrayRef<int64_t> outLabels) {
-  int64_t numLoops = 0;
-  for (const SmallVector<int64_t> &operand : labels)
-    for (int64_t label : operand)
-      numLoops = std::max(numLoops, label + 1);
-  SmallVector<int64_t> sizes(numLoops, 1);
-  for (auto [input, operand] : llvm::zip(inputs, labels)) {
-    auto type = cast<RankedTensorType>(input.getType());
-    for (auto [d, label] : llvm::enumerate(operand)) {
-      int64_t size = type.getDimSize(d);
-      if (size != 1 && sizes[label] != 1 && sizes[label] != size)
-        return failure();
-      if (size != 1)
-        sizes[label] = size;
-    }
-  }
-  SmallVector<AffineMap> maps;
-  for (auto [input, operand] : llvm::zip(inputs, labels)) {
-    auto type = cast<RankedTensorType>(input.getType());
-    SmallVector<AffineExpr> exprs;
-    for (auto [d, label] : llvm::enumerate(operand))
-      exprs.push_back(type.getDimSize(d) == 1 && sizes[label] != 1
-                          ? b.getAffineConstantExpr(0)
-                          : b.getAffineDimExpr(label));
-    maps.push_back(AffineMap::get(numLoops, 0, exprs, b.getContext()));
-  }
-  SmallVector<AffineExpr> outExprs;
-  SmallVector<int64_t> outShape;
-  SmallVector<utils::IteratorType> iterators(numLoops,
-                                             utils::IteratorType::reduction);
-  for (int64_t label : outLabels) {
-    outExprs.push_back(b.getAffineDimExpr(label));
-    outShape.push_back(sizes[label]);
-    iterators[label] = utils::IteratorType::parallel;
-  }
-  maps.push_back(AffineMap::get(numLoops, 0, outExprs, b.getContext()));
-  Type element = cast<RankedTensorType>(inputs[0].getType()).getElementType();
-  Value init = createFilled(b, loc, outShape, element, 0);
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), inputs, init, maps, iterators,
-             [](OpBuilder &nb, Location l, ValueRange args) {
-               Value product = args[0];
-               for (Value arg : args.drop_front().drop_back())
-                 product = mul(nb, l, product, arg);
-               linalg::YieldOp::create(nb, l, add(nb, l, args.back(), product));
-             })
-      .getResult(0);
-}
-
-/// A 2-d matmul as `linalg.matmul`.
-Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
-  auto lhsType = cast<RankedTensorType>(lhs.getType());
-  auto rhsType = cast<RankedTensorType>(rhs.getType());
-  Value init =
-      createFilled(b, loc, {lhsType.getDimSize(0), rhsType.getDimSize(1)},
-                   lhsType.getElementType(), 0);
-  return linalg::MatmulOp::create(b, loc, ValueRange{lhs, rhs}, init)
-      .getResult(0);
-}
-
-Value transpose2d(OpBuilder &b, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  Value init = createEmpty(b, loc, {type.getDimSize(1), type.getDimSize(0)},
-                           type.getElementType());
-  return linalg::TransposeOp::create(b, loc, value, init,
-                                     ArrayRef<int64_t>{1, 0})
-      .getResult()[0];
-}
-
-LogicalResult convertMatMul(NodeImporter &n) {
-  RankedTensorType lhsType = n.inputType(0), rhsType = n.inputType(1);
-  if (!lhsType || !rhsType || lhsType.getRank() == 0 ||
-      rhsType.getRank() == 0 ||
-      lhsType.getElementType() != rhsType.getElementType())
-    return n.error("needs two tensors of rank >= 1 and one element type");
-  OpBuilder &b = n.builder();
-  Location loc = n.getLoc();
-  Value lhs = n.input(0), rhs = n.input(1);
-  int64_t lhsRank = lhsType.getRank(), rhsRank = rhsType.getRank();
-  if (lhsType.getShape().back() !=
-      rhsType.getDimSize(rhsRank == 1 ? 0 : rhsRank - 2))
-    return n.error("the contracted dimensions differ");
-  if (lhsRank >= 2 && rhsRank == 2) {
-    // [..., M, K] x [K, N]: one 2-d matmul over the flattened rows.
-    SmallVector<int64_t> outShape(lhsType.getShape().drop_back());
-    outShape.push_back(rhsType.getDimSize(1));
-    int64_t rows = lhsType.getNumElements() / lhsType.getShape().back();
-    Value flat = buildReshape(b, loc, lhs, {rows, lhsType.getShape().back()});
-    n.setOutput(0,
-                buildReshape(b, loc, buildMatmul(b, loc, flat, rhs), outShape));
-    return success();
-  }
-  // Labels: batch loops first (right-aligned), then m, n, k.
-  int64_t batch = std::max<int64_t>(std::max(lhsRank, rhsRank) - 2, 0);
-  int64_t m = batch, nLoop = batch + 1, k = batch + 2;
-  SmallVector<int64_t> lhsLabels, rhsLabels, outLabels;
-  for (int64_t d = 0; d < lhsRank - 2; ++d)
-    lhsLabels.push_back(batch - (lhsRank - 2) + d);
-  for (int64_t d = 0; d < rhsRank - 2; ++d)
-    rhsLabels.push_back(batch - (rhsRank - 2) + d);
-  for (int64_t d = 0; d < batch; ++d)
-    outLabels.push_back(d);
-  if (lhsRank >= 2) {
-    lhsLabels.push_back(m);
-    outLabels.push_back(m);
-  }
-  lhsLabels.push_back(k);
-  rhsLabels.push_back(k);
-  if (rhsRank >= 2) {
-    rhsLabels.push_back(nLoop);
-    outLabels.push_back(nLoop);
-  }
-  FailureOr<Value> result =
-      buildContraction(b, loc, {lhs, rhs}, {lhsLabels, rhsLabels}, outLabels);
-  if (failed(result))
-    return n.error("the batch dimensions do not broadcast");
-  n.setOutput(0, *result);
-  return success();
-}
-
-LogicalResult convertGemm(NodeImporter &n) {
-  RankedTensorType aType = n.inputType(0), bType = n.inputType(1);
-  if (!aType || !bType || aType.getRank() != 2 || bType.getRank() != 2 ||
-      !isFloat(aType.getElementType()))
-    return n.error("needs two 2-d floating-point tensors");
-  OpBuilder &b = n.builder();
-  Location loc = n.getLoc();
-  Value lhs = n.input(0), rhs = n.input(1);
-  if (n.intAttr("transA", 0))
-    lhs = transpose2d(b, loc, lhs);
-  if (n.intAttr("transB", 0))
-    rhs = transpose2d(b, loc, rhs);
-  if (cast<RankedTensorType>(lhs.getType()).getDimSize(1) !=
-      cast<RankedTensorType>(rhs.getType()).getDimSize(0))
-    return n.error("the contracted dimensions differ");
-  Value product = buildMatmul(b, loc, lhs, rhs);
-  float alpha = n.floatAttr("alpha", 1), beta = n.floatAttr("beta", 1);
-  Type element = aType.getElementType();
-  auto shape = cast<RankedTensorType>(product.getType()).getShape();
-  SmallVector<Value> operands = {product};
-  if (n.hasInput(2) && beta != 0) {
-    if (failed(broadcastShapes({shape, n.inputType(2).getShape()})))
-      return n.error("C does not broadcast to the product");
-    operands.push_back(n.input(2));
-  }
-  if (alpha == 1 && operands.size() == 1) {
-    n.setOutput(0, product);
-    return success();
-  }
-  n.setOutput(0, buildElementwise(
-                     b, loc, operands, element,
-                     [&](OpBuilder &nb, Location l, ValueRange a) {
-                       Value y = a[0];
-                       if (alpha != 1)
-                         y = mul(nb, l, y, createScalar(nb, l, element, alpha));
-                       if (a.size() == 1)
-                         return y;
-                       Value c = a[1];
-                       if (beta != 1)
-                         c = mul(nb, l, c, createScalar(nb, l, element, beta));
-                       return add(nb, l, y, c);
-                     },
-                     shape));
-  return success();
-}
-
-LogicalResult convertEinsum(NodeImporter &n) {
-  std::string equation = n.stringAttr("equation", "");
-  equation.erase(llvm::remove_if(equation, ::isspace), equation.end());
-  StringRef text(equation);
-  auto [lhsText, rhsText] = text.split("->");
-  bool explicitOut = text.contains("->");
-  SmallVector<StringRef> terms;
-  lhsText.split(terms, ',');
-  if (terms.size() != n.getNumInputs())
-    return n.error("the equation names " + Twine(terms.size()) +
-                   " operands for " + Twine(n.getNumInputs()) + " inputs");
-  // Letters are labels 0..51; the dimensions under "..." get labels from 52.
-  int64_t ellipsisRank = 0;
-  SmallVector<SmallVector<int64_t>> labels;
-  SmallVector<Value> inputs;
-  llvm::DenseMap<int64_t, int> counts;
-  auto letter = [](char c) -> int64_t {
-    return c >= 'a' && c <= 'z'   ? c - 'a'
-           : c >= 'A' && c <= 'Z' ? 26 + c - 'A'
-                                  : -1;
-  };
-  for (auto [i, term] : llvm::enumerate(terms)) {
-    RankedTensorType type = n.inputType(i);
-    if (!type)
-      return n.error("input " + Twine(i) + " is missing");
-    size_t dots = term.find("...");
-    int64_t letters = term.size() - (dots == StringRef::npos ? 0 : 3);
-    int64_t ellipsis = type.getRank() - letters;
-    if (ellipsis < 0 || (dots == StringRef::npos && ellipsis != 0))
-      return n.error("term '" + term + "' does not match input rank " +
-                     Twine(type.getRank()));
-    ellipsisRank = std::max(ellipsisRank, ellipsis);
-    SmallVector<int64_t> operand;
-    for (size_t c = 0; c < term.size(); ++c) {
-      if (c == dots) {
-        // Right-aligned, so that "..." dimensions broadcast like numpy's.
-        for (int64_t e = 0; e < ellipsis; ++e)
-          operand.push_back(-(ellipsis - e));
-        c += 2;
-        continue;
-      }
-      int64_t label = letter(term[c]);
-      if (label < 0)
-        return n.error("bad character in the equation");
-      // A label repeated within one operand reads its diagonal.
-      if (!llvm::is_contained(operand, label))
-        ++counts[label];
-      operand.push_back(label);
-    }
-    labels.push_back(operand);
-    inputs.push_back(n.input(i));
-  }
-  // Ellipsis label -j (j = 1 is the innermost) becomes 52 + ellipsisRank - j.
-  for (SmallVector<int64_t> &operand : labels)
-    for (int64_t &label : operand)
-      if (label < 0)
-        label = 52 + ellipsisRank + label;
-  SmallVector<int64_t> out;
-  if (explicitOut) {
-    size_t dots = rhsText.find("...");
-    for (size_t c = 0; c < rhsText.size(); ++c) {
-      if (c == dots) {
-        for (int64_t e = 0; e < ellipsisRank; ++e)
-          out.push_back(52 + e);
-        c += 2;
-        continue;
-      }
-      int64_t label = letter(rhsText[c]);
-      if (label < 0 || !counts.count(label))
-        return n.error("the output names an index no input has");
-      out.push_back(label);
-    }
-  } else {
-    for (int64_t e = 0; e < ellipsisRank; ++e)
-      out.push_back(52 + e);
-    for (int64_t label = 0; label < 52; ++label)
-      if (counts.lookup(label) == 1)
-        out.push_back(label);
-  }
-  // Compact the labels to loop numbers.
-  llvm::DenseMap<int64_t, int64_t> loops;
-  auto loopOf = [&](int64_t label) {
-    return loops.try_emplace(label, loops.size()).first->second;
-  };
-  for (int64_t &label : out)
-    label = loopOf(label);
-  for (SmallVector<int64_t> &operand : labels)
-    for (int64_t &label : operand)
-      label = loopOf(label);
-  FailureOr<Value> result =
-      buildContraction(n.builder(), n.getLoc(), inputs, labels, out);
-  if (failed(result))
-    return n.error("the operands' sizes disagree");
-  n.setOutput(0, *result);
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Windows: convolution and pooling
-//===----------------------------------------------------------------------===//
 
 /// The geometry of a sliding window over the spatial dimensions.
 struct Window {
@@ -464,7 +179,8 @@ Value buildConv(OpBuilder &b, Location loc, Value x, Value w, Value bias,
           b, loc, init.getType(), ValueRange{x, w}, init, maps, iterators,
           [](OpBuilder &nb, Location l, ValueRange args) {
             linalg::YieldOp::create(
-                nb, l, add(nb, l, args[2], mul(nb, l, args[0], args[1])));
+                nb, l,
+                createAdd(nb, l, args[2], createMul(nb, l, args[0], args[1])));
           })
           .getResult(0);
   SmallVector<int64_t> resultShape = {batch, filters};
@@ -477,7 +193,7 @@ Value buildConv(OpBuilder &b, Location loc, Value x, Value w, Value bias,
   return buildElementwise(b, loc,
                           {result, buildReshape(b, loc, bias, biasShape)},
                           element, [](OpBuilder &nb, Location l, ValueRange a) {
-                            return add(nb, l, a[0], a[1]);
+                            return createAdd(nb, l, a[0], a[1]);
                           });
 }
 
@@ -636,7 +352,7 @@ Value pool(OpBuilder &b, Location loc, Value input, const Window &w, bool max,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value r = max ? Value(arith::MaximumFOp::create(nb, l, args[0],
                                                                args[2]))
-                             : add(nb, l, args[0], args[2]);
+                             : createAdd(nb, l, args[0], args[2]);
                linalg::YieldOp::create(nb, l, r);
              })
       .getResult(0);
@@ -756,200 +472,9 @@ LogicalResult convertBatchNorm(NodeImporter &n) {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// Resize
-//===----------------------------------------------------------------------===//
-
-/// Where output position `x` of a resized axis reads the input, per
-/// coordinate_transformation_mode.
-double sourceCoordinate(StringRef mode, double x, double scale, int64_t in,
-                        double roiStart, double roiEnd) {
-  // The output width before rounding, as ONNX's reference uses it.
-  double out = scale * in;
-  if (mode == "half_pixel")
-    return (x + 0.5) / scale - 0.5;
-  if (mode == "pytorch_half_pixel")
-    return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
-  if (mode == "align_corners")
-    return out == 1 ? 0 : x * (in - 1) / (out - 1);
-  if (mode == "tf_half_pixel_for_nn")
-    return (x + 0.5) / scale;
-  if (mode == "tf_crop_and_resize")
-    return out > 1 ? roiStart * (in - 1) +
-                         x * (roiEnd - roiStart) * (in - 1) / (out - 1)
-                   : 0.5 * (roiStart + roiEnd) * (in - 1);
-  return x / scale; // asymmetric
-}
-
-/// The taps (input index, weight) of output position `x`.
-SmallVector<std::pair<int64_t, double>>
-interpolationTaps(NodeImporter &n, StringRef mode, double source, int64_t in) {
-  auto clampIndex = [&](int64_t i) {
-    return std::clamp<int64_t>(i, 0, in - 1);
-  };
-  if (mode == "nearest") {
-    std::string rounding = n.stringAttr(
-        "nearest_mode", n.getOpset() < 11 ? "floor" : "round_prefer_floor");
-    int64_t i = rounding == "floor"               ? std::floor(source)
-                : rounding == "ceil"              ? std::ceil(source)
-                : rounding == "round_prefer_ceil" ? std::floor(source + 0.5)
-                                                  : std::ceil(source - 0.5);
-    return {{clampIndex(i), 1.0}};
-  }
-  int64_t base = std::floor(source);
-  double r = source - base;
-  if (mode == "linear") {
-    if (source < 0)
-      return {{0, 1.0}};
-    return {{clampIndex(base), 1 - r}, {clampIndex(base + 1), r}};
-  }
-  // Cubic convolution with coefficient a.
-  double a = n.floatAttr("cubic_coeff_a", -0.75f);
-  auto w = [&](double t) {
-    t = std::fabs(t);
-    if (t <= 1)
-      return ((a + 2) * t - (a + 3)) * t * t + 1;
-    if (t < 2)
-      return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
-    return 0.0;
-  };
-  SmallVector<std::pair<int64_t, double>> taps;
-  bool exclude = n.intAttr("exclude_outside", 0) != 0;
-  double total = 0;
-  for (int64_t i = base - 1; i <= base + 2; ++i) {
-    if (exclude && (i < 0 || i >= in))
-      continue;
-    taps.push_back({clampIndex(i), w(source - i)});
-    total += taps.back().second;
-  }
-  if (exclude && total != 0)
-    for (auto &tap : taps)
-      tap.second /= total;
-  return taps;
-}
-
-LogicalResult convertResize(NodeImporter &n) {
-  RankedTensorType type = n.inputType(0);
-  if (!type || !isFloat(type.getElementType()))
-    return n.error("needs a floating-point input");
-  int64_t rank = type.getRank();
-  std::string mode = n.stringAttr("mode", "nearest");
-  if (mode != "nearest" && mode != "linear" && mode != "cubic")
-    return n.error("unknown mode '" + mode + "'");
-  std::string transform =
-      n.getOpset() < 11
-          ? "asymmetric"
-          : n.stringAttr("coordinate_transformation_mode", "half_pixel");
-  // Opset 10: (X, scales); since 11: (X, roi, scales, sizes).
-  unsigned scalesInput = n.getOpset() < 11 ? 1 : 2;
-  SmallVector<double> scales;
-  SmallVector<int64_t> sizes;
-  if (DenseElementsAttr given = n.constantInput(scalesInput);
-      given && given.getNumElements() > 0) {
-    for (const APFloat &v : given.getValues<APFloat>())
-      scales.push_back(v.convertToDouble());
-  } else if (n.getOpset() >= 11 && n.hasInput(3)) {
-    std::optional<SmallVector<int64_t>> given = n.intsInput(3);
-    if (!given)
-      return n.error("the sizes must be known at import time");
-    sizes = *given;
-  } else {
-    return n.error("the scales or sizes must be known at import time");
-  }
-  if ((!scales.empty() && scales.size() != size_t(rank)) ||
-      (!sizes.empty() && sizes.size() != size_t(rank)))
-    return n.error("needs one scale or size per dimension");
-  SmallVector<double> roi;
-  if (transform == "tf_crop_and_resize") {
-    DenseElementsAttr given = n.constantInput(1);
-    if (!given || given.getNumElements() != 2 * rank)
-      return n.error("tf_crop_and_resize needs a known roi");
-    for (const APFloat &v : given.getValues<APFloat>())
-      roi.push_back(v.convertToDouble());
-  }
-  OpBuilder &b = n.builder();
-  Location loc = n.getLoc();
-  Type element = type.getElementType();
-  Value result = n.input(0);
-  // tf_crop_and_resize: positions reading outside the input get the
-  // extrapolation value; per axis, which ones do.
-  SmallVector<SmallVector<bool>> outside(rank);
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t in = type.getDimSize(d);
-    int64_t out = sizes.empty() ? std::floor(in * scales[d]) : sizes[d];
-    double scale = sizes.empty() ? scales[d] : double(out) / in;
-    if (out == in && scale == 1 && transform != "tf_crop_and_resize")
-      continue;
-    // Output = x contracted along d with the [out, in] weights.
-    std::vector<double> weights(out * in, 0.0);
-    for (int64_t o = 0; o < out; ++o) {
-      double source =
-          sourceCoordinate(transform, o, scale, in, roi.empty() ? 0 : roi[d],
-                           roi.empty() ? 1 : roi[rank + d]);
-      if (transform == "tf_crop_and_resize" &&
-          (source < 0 || source > in - 1)) {
-        outside[d].resize(out, false);
-        outside[d][o] = true;
-        continue;
-      }
-      for (auto [i, w] : interpolationTaps(n, mode, source, in))
-        weights[o * in + i] += w;
-    }
-    auto matrixType = RankedTensorType::get({out, in}, element);
-    DenseElementsAttr matrix =
-        isa<Float64Type>(element)
-            ? DenseElementsAttr::get(matrixType, ArrayRef<double>(weights))
-            : DenseElementsAttr::get(matrixType,
-                                     ArrayRef<float>(std::vector<float>(
-                                         weights.begin(), weights.end())));
-    Value weightsValue = arith::ConstantOp::create(b, loc, matrix);
-    SmallVector<int64_t> xLabels, outLabels;
-    for (int64_t k = 0; k < rank; ++k) {
-      xLabels.push_back(k);
-      outLabels.push_back(k == d ? rank : k);
-    }
-    FailureOr<Value> next =
-        buildContraction(b, loc, {result, weightsValue},
-                         {xLabels, SmallVector<int64_t>{rank, d}}, outLabels);
-    if (failed(next))
-      return n.error("cannot build the interpolation");
-    result = *next;
-  }
-  if (llvm::any_of(outside, [](auto &axis) { return !axis.empty(); })) {
-    SmallVector<int64_t> maskShape;
-    for (const SmallVector<bool> &axis : outside)
-      maskShape.push_back(axis.empty() ? 1 : axis.size());
-    auto maskType = RankedTensorType::get(maskShape, b.getI1Type());
-    SmallVector<bool> mask;
-    for (int64_t i = 0, e = maskType.getNumElements(); i < e; ++i) {
-      bool any = false;
-      for (int64_t d = rank - 1, rest = i; d >= 0; --d) {
-        int64_t index = rest % maskShape[d];
-        rest /= maskShape[d];
-        any |= !outside[d].empty() && outside[d][index];
-      }
-      mask.push_back(any);
-    }
-    Value maskValue = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(maskType, ArrayRef<bool>(mask)));
-    double value = n.floatAttr("extrapolation_value", 0);
-    result = buildElementwise(
-        b, loc, {maskValue, result}, element,
-        [&](OpBuilder &nb, Location l, ValueRange a) {
-          return Value(arith::SelectOp::create(
-              nb, l, a[0], createScalar(nb, l, element, value), a[1]));
-        });
-  }
-  n.setOutput(0, result);
-  return success();
-}
-
 } // namespace
 
-void onnx_import::addNNConverters(ConverterTable &table) {
-  table["MatMul"] = convertMatMul;
-  table["Gemm"] = convertGemm;
-  table["Einsum"] = convertEinsum;
+void onnx_import::addWindowConverters(ConverterTable &table) {
   table["Conv"] = convertConv;
   table["ConvTranspose"] = convertConvTranspose;
   table["MaxPool"] = convertPool(true);
@@ -957,5 +482,4 @@ void onnx_import::addNNConverters(ConverterTable &table) {
   table["GlobalAveragePool"] = convertGlobalPool(false);
   table["GlobalMaxPool"] = convertGlobalPool(true);
   table["BatchNormalization"] = convertBatchNorm;
-  table["Resize"] = convertResize;
 }
