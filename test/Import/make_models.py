@@ -71,6 +71,9 @@ def main(out):
              helper.make_node("MatMul", ["x", "w"], ["xw"], name="mm"),
              helper.make_node("Mul", ["xw", "two"], ["y"], name="scale")],
             [vi("x", [2, 3])], [vi("y", [2, 4])]),
+        # Shapes that do not broadcast, in a node without a name.
+        "badshapes": model([helper.make_node("Add", ["x", "y"], ["z"])],
+                           [vi("x", [2, 3]), vi("y", [4])], [vi("z", [2, 4])]),
         "reshape_input": model(
             [helper.make_node("Reshape", ["x", "shape"], ["y"], name="r")],
             [vi("x", [2, 6]), vi("shape", [2], TensorProto.INT64)],

@@ -103,6 +103,14 @@ const char *onnxTypeName(int32_t type) {
              : "unknown";
 }
 
+/// How errors name node `index`: by its name, or by its position in the
+/// graph when it has none (as PyTorch's exports often do not).
+std::string nodeLabel(const onnx::NodeProto &node, int index) {
+  if (!node.name().empty())
+    return "'" + node.name() + "'";
+  return "#" + std::to_string(index);
+}
+
 /// The static tensor type of a graph input or value_info, or null.
 RankedTensorType getStaticType(MLIRContext *context,
                                const onnx::TypeProto &type) {
@@ -204,8 +212,9 @@ DenseElementsAttr GraphImporter::getConstant(StringRef name) {
 //===----------------------------------------------------------------------===//
 
 NodeImporter::NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
-                           int64_t opset, Location loc)
-    : graph(graph), node(node), opset(opset), loc(loc) {}
+                           std::string label, int64_t opset, Location loc)
+    : graph(graph), node(node), label(std::move(label)), opset(opset),
+      loc(loc) {}
 
 OpBuilder &NodeImporter::builder() { return graph.builder; }
 
@@ -299,8 +308,7 @@ LogicalResult NodeImporter::error(const Twine &message) {
   if (StringRef(text).contains("known at import time"))
     text += " (a constant, or a graph input given with sbp-run --input or "
             "sbp-opt --onnx-input-value)";
-  graph.addError("node '" + node.name() + "' (" + node.op_type() +
-                 "): " + text);
+  graph.addError("node " + label + " (" + node.op_type() + "): " + text);
   return failure();
 }
 
@@ -371,12 +379,13 @@ LogicalResult GraphImporter::checkOps(const onnx::GraphProto &graph,
                                       int64_t opset,
                                       const ConverterTable &table) {
   std::vector<std::string> unsupported;
-  for (const onnx::NodeProto &node : graph.node()) {
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
-      unsupported.push_back("'" + node.name() + "' (" + node.domain() + "." +
-                            node.op_type() + ")");
+      unsupported.push_back(nodeLabel(node, index) + " (" + node.domain() +
+                            "." + node.op_type() + ")");
     else if (!table.count(node.op_type()))
-      unsupported.push_back("'" + node.name() + "' (" + node.op_type() + ")");
+      unsupported.push_back(nodeLabel(node, index) + " (" + node.op_type() +
+                            ")");
   }
   if (unsupported.empty())
     return success();
@@ -426,7 +435,7 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
   }
   try {
     onnx::ShapeInferenceOptions inference(/*check_type=*/true,
-                                          /*strict_mode=*/1,
+                                          /*strict_mode=*/0,
                                           /*data_prop=*/true);
     onnx::shape_inference::InferShapes(
         model, onnx::OpSchemaRegistry::Instance(), inference);
@@ -462,12 +471,13 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
   }
   unsigned numInputs = argNames.size();
 
-  for (const onnx::NodeProto &node : graph.node()) {
-    Location loc =
-        NameLoc::get(builder.getStringAttr(node.name().empty() ? node.op_type()
-                                                               : node.name()),
-                     fileLoc);
-    NodeImporter importer(*this, node, opset, loc);
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    Location loc = NameLoc::get(
+        builder.getStringAttr(node.name().empty()
+                                  ? node.op_type() + "#" + std::to_string(index)
+                                  : node.name()),
+        fileLoc);
+    NodeImporter importer(*this, node, nodeLabel(node, index), opset, loc);
     for (unsigned i = 0; i < importer.getNumInputs(); ++i)
       if (importer.hasInput(i) && !isDefined(node.input(i)))
         return importer.error("input '" + node.input(i) + "' is not defined");

@@ -29,8 +29,9 @@ class GraphImporter;
 /// One node being converted.
 class NodeImporter {
 public:
-  NodeImporter(GraphImporter &graph, const onnx::NodeProto &node, int64_t opset,
-               Location loc);
+  /// `label` names the node in errors.
+  NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
+               std::string label, int64_t opset, Location loc);
 
   OpBuilder &builder();
   Location getLoc() const { return loc; }
@@ -72,6 +73,7 @@ public:
 private:
   GraphImporter &graph;
   const onnx::NodeProto &node;
+  std::string label;
   int64_t opset;
   Location loc;
 };
