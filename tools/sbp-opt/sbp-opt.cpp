@@ -58,9 +58,9 @@ importOnnx(const llvm::MemoryBuffer &model, const DialectRegistry &registry) {
       llvm::errs() << "sbp-opt: " << error << "\n";
       return nullptr;
     }
-  for (const std::string &flag : inputValues) {
+  std::vector<::sbp::runtime::NpyArray> values(inputValues.size());
+  for (auto [flag, array] : llvm::zip(inputValues, values)) {
     auto [name, path] = llvm::StringRef(flag).rsplit('=');
-    ::sbp::runtime::NpyArray array;
     if (name.empty() || path.empty() ||
         !::sbp::runtime::readNpy(path.str(), array, error)) {
       llvm::errs() << "sbp-opt: --onnx-input-value " << flag << ": "
@@ -69,7 +69,7 @@ importOnnx(const llvm::MemoryBuffer &model, const DialectRegistry &registry) {
       return nullptr;
     }
     options.inputValues[name] =
-        std::string(array.data.begin(), array.data.end());
+        llvm::StringRef(array.data.data(), array.data.size());
   }
   MLIRContext context(registry);
   mlir::sbp::OnnxImport imported = mlir::sbp::importOnnxModel(

@@ -32,6 +32,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include <cmath>
+#include <map>
 #include <random>
 
 using namespace mlir;
@@ -237,6 +238,8 @@ private:
   OwningOpRef<ModuleOp> module;
   /// Values of arguments that an ONNX model holds (its weights).
   std::vector<mlir::sbp::OnnxWeight> weights;
+  /// --input files read before an ONNX import, by flag.
+  std::map<std::string, NpyArray> readInputs;
   std::vector<int64_t> mesh;
   func::FuncOp entry;
   std::vector<NpyArray> inputs;
@@ -265,13 +268,15 @@ int Runner::load() {
     for (const std::string &flag : inputShapes)
       if (!mlir::sbp::parseOnnxInputShape(flag, options, error))
         return usage(error);
-    // Inputs named in --input may be needed at import time (a shape).
+    // Inputs named in --input may be needed at import time (a shape); they
+    // are read once, here, and kept for prepareInputs.
     for (const std::string &flag : inputFlags) {
       auto [name, path] = StringRef(flag).rsplit('=');
       NpyArray array;
-      if (!path.empty() && ::sbp::runtime::readNpy(path.str(), array, error))
-        options.inputValues[name] =
-            std::string(array.data.begin(), array.data.end());
+      if (path.empty() || !::sbp::runtime::readNpy(path.str(), array, error))
+        continue;
+      NpyArray &kept = readInputs[flag] = std::move(array);
+      options.inputValues[name] = StringRef(kept.data.data(), kept.data.size());
     }
     mlir::sbp::OnnxImport imported = mlir::sbp::importOnnxModel(
         buffer->getMemBufferRef(), &context, options, error);
@@ -367,7 +372,10 @@ int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
       return usage("--input " + flag + ": @" + entry.getSymName().str() +
                    " has " + std::to_string(args.size()) + " arguments");
     std::string error;
-    if (!::sbp::runtime::readNpy(path.str(), inputs[index], error))
+    if (auto read = readInputs.find(flag); read != readInputs.end()) {
+      inputs[index] = std::move(read->second);
+      readInputs.erase(read);
+    } else if (!::sbp::runtime::readNpy(path.str(), inputs[index], error))
       return usage(error);
     const TensorSpec &spec = args[index];
     if (inputs[index].dtype != spec.dtype)

@@ -25,10 +25,11 @@ struct OnnxImportOptions {
   bool weightsAsArguments = true;
   /// Shapes for graph inputs with symbolic or unknown dimensions.
   llvm::StringMap<SmallVector<int64_t>> inputShapes;
-  /// Values of graph inputs (row-major bytes of the input's type), read
-  /// where an input must be known at import time: a Reshape's shape or a
-  /// Slice's bounds given as graph inputs. The inputs stay arguments.
-  llvm::StringMap<std::string> inputValues;
+  /// Values of graph inputs (row-major bytes of the input's type, owned by
+  /// the caller during the import), read where an input must be known at
+  /// import time: a Reshape's shape or a Slice's bounds given as graph
+  /// inputs. The inputs stay arguments.
+  llvm::StringMap<StringRef> inputValues;
 };
 
 /// A weight that the imported function takes as an argument, with its value
