@@ -196,9 +196,13 @@ LogicalResult convertCast(NodeImporter &n) {
   if (!to)
     return n.error("casts to element type " + Twine(n.intAttr("to", 0)) +
                    " are not supported");
-  if (DenseElementsAttr constant = n.constantInput(0);
-      constant && constant.getElementType().isInteger() && to.isInteger() &&
-      !to.isInteger(1) && constant.getNumElements() <= 64) {
+  // Small integer constants (shape computations) fold; the type is checked
+  // before the value, which for a weight would be converted whole.
+  DenseElementsAttr constant;
+  if (type.getElementType().isInteger() && to.isInteger() && !to.isInteger(1) &&
+      type.getNumElements() <= 64)
+    constant = n.constantInput(0);
+  if (constant) {
     SmallVector<APInt> values;
     for (const APInt &value : constant.getValues<APInt>())
       values.push_back(value.sextOrTrunc(to.getIntOrFloatBitWidth()));

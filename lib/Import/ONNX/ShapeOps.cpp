@@ -22,12 +22,13 @@ namespace {
 constexpr int64_t kMaxFoldedElements = 1024;
 
 DenseElementsAttr foldableInput(NodeImporter &n, unsigned i) {
-  DenseElementsAttr value = n.constantInput(i);
-  if (value && value.getElementType().isInteger() &&
-      !value.getElementType().isInteger(1) &&
-      value.getNumElements() <= kMaxFoldedElements)
-    return value;
-  return nullptr;
+  // The type first: reading a weight's value would convert all of it.
+  RankedTensorType type = n.inputType(i);
+  if (!type || !type.getElementType().isInteger() ||
+      type.getElementType().isInteger(1) ||
+      type.getNumElements() > kMaxFoldedElements)
+    return nullptr;
+  return n.constantInput(i);
 }
 
 SmallVector<int64_t> toInts(DenseElementsAttr value) {
