@@ -4,11 +4,12 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
+#include "sbp/Dialect/StableHLO/IR/Stablehlo.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Pipelines.h"
 
 void mlir::sbp::registerSbpDialects(DialectRegistry &registry) {
-  registry.insert<SbpDialect>();
+  registry.insert<SbpDialect, stablehlo::StablehloDialect, chlo::ChloDialect>();
   registerSignatureExternalModels(registry);
 }
 
