@@ -5,6 +5,7 @@
 #include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "sbp/Dialect/StableHLO/IR/Stablehlo.h"
+#include "sbp/Import/Stablehlo.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Pipelines.h"
 
@@ -16,4 +17,5 @@ void mlir::sbp::registerSbpDialects(DialectRegistry &registry) {
 void mlir::sbp::registerSbpPassesAndPipelines() {
   registerSbpPasses();
   registerSbpPipelines();
+  registerImportStablehloPipeline();
 }

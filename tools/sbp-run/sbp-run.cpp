@@ -21,6 +21,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "sbp/Import/Onnx.h"
+#include "sbp/Import/Stablehlo.h"
 #include "sbp/InitSbp.h"
 #include "sbp/Runtime/Npy.h"
 #include "sbp/Tools/InputFile.h"
@@ -291,11 +292,21 @@ int Runner::load() {
   if (!inputShapes.empty())
     return usage("--input-shape applies to ONNX models only");
   llvm::SourceMgr sourceMgr;
+  bool stablehlo = mlir::sbp::mayHoldStablehlo(buffer->getBuffer());
+  const llvm::MemoryBuffer &text = *buffer;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  // Import errors name ops by their location; the op's text would repeat
+  // the file's line.
+  context.printOpOnDiagnostic(false);
+  if (stablehlo && failed(mlir::sbp::checkStablehloOpNames(text, &context)))
+    return 2;
   module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return usage("cannot parse " + inputFile);
+  if (stablehlo && mlir::sbp::isStablehloModule(*module) &&
+      failed(mlir::sbp::importStablehlo(*module)))
+    return usage("cannot import the StableHLO program " + inputFile);
   return 0;
 }
 

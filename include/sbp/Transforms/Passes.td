@@ -222,4 +222,44 @@ def SbpFuseElementwisePass : Pass<"sbp-fuse-elementwise", "func::FuncOp"> {
                            "affine::AffineDialect"];
 }
 
+def SbpLegalizeStablehloPass : Pass<"sbp-legalize-stablehlo", "ModuleOp"> {
+  let summary = "Convert StableHLO and CHLO ops into the logical program";
+  let description = [{
+    Rewrites every `stablehlo.*` and `chlo.*` op into func/linalg/tensor/
+    arith/math on tensors, the input sbp partitions:
+
+    - element-wise ops become `linalg.generic`s whose payload is the op's
+      scalar form; `reduce`, `reduce_window` and `scatter` carry their
+      combiner region into the payload (an add, mul, max or min combiner is
+      what SBP derivation recognizes as `P(sum|max|min)`);
+    - `dot_general` becomes `linalg.matmul` or `linalg.batch_matmul` when the
+      operands are laid out for them (the lhs's leading free dimensions
+      collapsed), other contractions and convolutions `linalg.generic`s with
+      their indexing maps; reshapes, transposes, slices, pads and concats
+      become tensor ops and `linalg.transpose`;
+    - `while` loops whose trip count follows from constants are unrolled and
+      `case` ops with a constant index inlined;
+    - constants whose values the file left out (`dense_resource`, printed
+      as `__elided__`) become arguments of their function, with a warning,
+      so that the program runs with weights given as inputs;
+    - shardings (`mhlo.sharding` on arguments and results, JAX's
+      `custom_call @Sharding`) become `sbp.sharding` attributes and
+      `sbp.annotate` ops on one `sbp.mesh @mesh` whose axes cut the device
+      ids at every boundary the shardings use: `{devices=[1,2]<=[2]}`
+      becomes `#sbp.nd<@mesh, [S(1)]>`.
+
+    Calls are expected to be inlined first (the `sbp-import-stablehlo`
+    pipeline does that). Every op that cannot be converted is reported at its
+    location, then the pass fails.
+
+    Constraints: shapes are static; a `while` trip count and `dynamic_slice`
+    and `case` indices follow from constants; `dot_general` operands and
+    result share an element type; the shardings of a module use one device
+    count.
+  }];
+  let dependentDialects = ["::mlir::sbp::SbpDialect", "arith::ArithDialect",
+                           "linalg::LinalgDialect", "math::MathDialect",
+                           "tensor::TensorDialect"];
+}
+
 #endif // SBP_TRANSFORMS_PASSES_TD

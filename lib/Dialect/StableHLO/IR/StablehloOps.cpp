@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -21,12 +22,27 @@ using namespace mlir::sbp::stablehlo;
 #include "sbp/Dialect/StableHLO/IR/StablehloEnums.cpp.inc"
 #include "sbp/Dialect/StableHLO/IR/StablehloOpsDialect.cpp.inc"
 
+namespace {
+/// Exported programs call private functions (`_take`, `_where`); every op
+/// may be inlined into its caller.
+struct InlineEverything : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void StablehloDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "sbp/Dialect/StableHLO/IR/StablehloOps.cpp.inc"
       >();
   registerAttributes();
+  addInterfaces<InlineEverything>();
 }
 
 void chlo::ChloDialect::initialize() {
@@ -34,6 +50,7 @@ void chlo::ChloDialect::initialize() {
 #define GET_OP_LIST
 #include "sbp/Dialect/StableHLO/IR/ChloOps.cpp.inc"
       >();
+  addInterfaces<InlineEverything>();
 }
 
 //===----------------------------------------------------------------------===//

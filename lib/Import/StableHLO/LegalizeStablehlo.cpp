@@ -1,0 +1,238 @@
+//===- LegalizeStablehlo.cpp - StableHLO to the logical program -----------===//
+//
+// Three steps: weights the file left out become arguments, shardings become
+// sbp layouts on one mesh, then every StableHLO op is converted by the
+// function registered under its name. Converters build in front of their
+// op and may leave StableHLO ops behind (an unrolled loop's body), so the
+// conversion repeats until none is left or an op fails; all failures of a
+// round are reported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HloSharding.h"
+#include "StablehloToLinalg.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "sbp/Transforms/Passes.h"
+
+namespace mlir {
+namespace sbp {
+#define GEN_PASS_DEF_SBPLEGALIZESTABLEHLOPASS
+#include "sbp/Transforms/Passes.h.inc"
+} // namespace sbp
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::sbp;
+using namespace mlir::sbp::stablehlo_import;
+namespace shlo = mlir::sbp::stablehlo;
+
+namespace {
+constexpr StringLiteral kHloSharding = "mhlo.sharding";
+
+bool isStablehloOp(Operation *op) {
+  return isa<shlo::StablehloDialect, chlo::ChloDialect>(op->getDialect());
+}
+
+/// Constants whose values were elided become arguments of their function;
+/// one warning per function names them.
+void liftElidedConstants(ModuleOp module) {
+  module.walk([](func::FuncOp func) {
+    SmallVector<shlo::ConstantOp> elided;
+    func.walk([&](shlo::ConstantOp constant) {
+      auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
+      if (resource && !resource.getRawHandle().getBlob())
+        elided.push_back(constant);
+    });
+    if (elided.empty())
+      return;
+    unsigned first = func.getNumArguments();
+    elided.front().emitWarning()
+        << elided.size() << " constant" << (elided.size() > 1 ? "s" : "")
+        << " of @" << func.getSymName()
+        << " have no value in the file (dense_resource); they become its "
+           "arguments #"
+        << first << " to #" << first + elided.size() - 1;
+    MLIRContext *ctx = func.getContext();
+    SmallVector<Type> inputs(func.getArgumentTypes());
+    SmallVector<Attribute> argAttrs;
+    if (ArrayAttr attrs = func.getAllArgAttrs())
+      argAttrs.assign(attrs.begin(), attrs.end());
+    argAttrs.resize(inputs.size(), DictionaryAttr::get(ctx));
+    for (shlo::ConstantOp constant : elided) {
+      BlockArgument arg =
+          func.front().addArgument(constant.getType(), constant.getLoc());
+      inputs.push_back(constant.getType());
+      argAttrs.push_back(DictionaryAttr::get(ctx));
+      constant.replaceAllUsesWith(arg);
+      constant.erase();
+    }
+    func.setFunctionType(
+        FunctionType::get(ctx, inputs, func.getResultTypes()));
+    func.setAllArgAttrs(argAttrs);
+  });
+}
+
+/// Turns `mhlo.sharding` attributes and `@Sharding` custom calls into sbp
+/// layouts on one mesh.
+LogicalResult importShardings(ModuleOp module) {
+  HloShardingSet set;
+  struct Use {
+    Operation *op;
+    int index;
+    std::optional<unsigned> argument, result;
+  };
+  SmallVector<Use> uses;
+  std::string error;
+  bool failed = false;
+  auto addSharding = [&](Operation *op, Attribute attr) -> int {
+    auto text = dyn_cast_or_null<StringAttr>(attr);
+    if (!text) {
+      op->emitError("expected a string for mhlo.sharding");
+      failed = true;
+      return -1;
+    }
+    int index = set.add(text.getValue(), error);
+    if (index < 0) {
+      op->emitError(error);
+      failed = true;
+    }
+    return index;
+  };
+  module.walk([&](Operation *op) {
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (Attribute attr = func.getArgAttr(i, kHloSharding)) {
+          int index = addSharding(op, attr);
+          func.removeArgAttr(i, kHloSharding);
+          if (index >= 0)
+            uses.push_back({op, index, i, std::nullopt});
+        }
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        if (Attribute attr = func.getResultAttr(i, kHloSharding)) {
+          int index = addSharding(op, attr);
+          func.removeResultAttr(i, StringAttr::get(op->getContext(),
+                                                   kHloSharding));
+          if (index >= 0)
+            uses.push_back({op, index, std::nullopt, i});
+        }
+      return;
+    }
+    auto call = dyn_cast<shlo::CustomCallOp>(op);
+    if (!call || call.getCallTargetName() != "Sharding")
+      return;
+    if (call.getNumOperands() != 1 || call.getNumResults() != 1) {
+      op->emitError("a @Sharding custom call takes one operand");
+      failed = true;
+      return;
+    }
+    int index = addSharding(op, op->getAttr(kHloSharding));
+    if (index >= 0)
+      uses.push_back({op, index, std::nullopt, std::nullopt});
+  });
+  if (failed)
+    return failure();
+  if (!set.buildMesh(error))
+    return module.emitError(error);
+  MLIRContext *ctx = module.getContext();
+  FlatSymbolRefAttr meshRef;
+  if (!set.getMeshShape().empty()) {
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto mesh = MeshOp::create(b, module.getLoc(), "mesh",
+                               set.getMeshShape(), ArrayAttr());
+    meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+    // A name taken already gets a suffix.
+    if (SymbolTable(module).lookup("mesh") != mesh.getOperation())
+      meshRef = FlatSymbolRefAttr::get(
+          SymbolTable(module).insert(mesh.getOperation()));
+  }
+  for (const Use &use : uses) {
+    SmallVector<SbpEntry> entries;
+    if (!set.getEntries(use.index, entries, error))
+      return use.op->emitError(error);
+    bool replicated = llvm::all_of(
+        entries, [](const SbpEntry &e) { return e.isBroadcast(); });
+    NdSbpAttr sharding =
+        meshRef ? NdSbpAttr::get(ctx, meshRef, entries) : NdSbpAttr();
+    StringRef name = SbpDialect::getShardingAttrName();
+    if (use.argument || use.result) {
+      auto func = cast<func::FuncOp>(use.op);
+      if (sharding && !replicated && use.argument)
+        func.setArgAttr(*use.argument, name, sharding);
+      if (sharding && !replicated && use.result)
+        func.setResultAttr(*use.result, name, sharding);
+      continue;
+    }
+    Value input = use.op->getOperand(0);
+    Value replacement = input;
+    if (sharding) {
+      OpBuilder b(use.op);
+      replacement = AnnotateOp::create(b, use.op->getLoc(), input, sharding);
+    }
+    use.op->getResult(0).replaceAllUsesWith(replacement);
+    use.op->erase();
+  }
+  return success();
+}
+
+struct LegalizeStablehloPass
+    : public sbp::impl::SbpLegalizeStablehloPassBase<LegalizeStablehloPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    liftElidedConstants(module);
+    if (failed(importShardings(module)))
+      return signalPassFailure();
+
+    ConverterTable table;
+    addElementwiseConverters(table);
+    addShapeConverters(table);
+    addReductionConverters(table);
+    addIndexingConverters(table);
+    addControlFlowConverters(table);
+
+    while (true) {
+      // Ops nested in a StableHLO op (combiner regions, loop bodies) are
+      // converted with it.
+      SmallVector<Operation *> pending;
+      module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (!isStablehloOp(op))
+          return WalkResult::advance();
+        pending.push_back(op);
+        return WalkResult::skip();
+      });
+      if (pending.empty())
+        return;
+      // Ops that read indices from constants go first, while the values
+      // they read are still StableHLO constants and arithmetic.
+      std::stable_partition(pending.begin(), pending.end(), [](Operation *op) {
+        return isa<shlo::WhileOp, shlo::CaseOp, shlo::DynamicSliceOp>(op);
+      });
+      bool failed = false;
+      for (Operation *op : pending) {
+        auto it = table.find(op->getName().getStringRef());
+        if (it == table.end()) {
+          if (auto call = dyn_cast<shlo::CustomCallOp>(op))
+            op->emitError() << "custom call @" << call.getCallTargetName()
+                            << " is not supported";
+          else
+            op->emitError() << "'" << op->getName()
+                            << "' is not supported by the importer";
+          failed = true;
+          continue;
+        }
+        OpBuilder b(op);
+        FailureOr<SmallVector<Value>> replacements = it->second(op, b);
+        if (mlir::failed(replacements)) {
+          failed = true;
+          continue;
+        }
+        op->replaceAllUsesWith(*replacements);
+        op->erase();
+      }
+      if (failed)
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

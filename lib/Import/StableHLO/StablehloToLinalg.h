@@ -1,0 +1,65 @@
+//===- StablehloToLinalg.h - Shared state of the StableHLO importer -*- C++ -*-===//
+//
+// Each StableHLO op is converted by a function registered under its name,
+// which builds the op's logical meaning in func/linalg/tensor/arith/math in
+// front of it and returns the values that replace its results. StableHLO's
+// values are tensors already, so no type conversion is involved and ops can
+// be converted in any order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SBP_LIB_IMPORT_STABLEHLO_STABLEHLOTOLINALG_H
+#define SBP_LIB_IMPORT_STABLEHLO_STABLEHLOTOLINALG_H
+
+#include "sbp/Dialect/StableHLO/IR/Stablehlo.h"
+#include "sbp/Import/TensorBuilders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include <functional>
+
+namespace mlir {
+namespace sbp {
+namespace stablehlo_import {
+
+using namespace ::mlir::sbp::tensor_builders;
+
+/// Converts one op, building in front of it; returns the values replacing
+/// its results, or failure after reporting an error on the op.
+using Converter =
+    std::function<FailureOr<SmallVector<Value>>(Operation *, OpBuilder &)>;
+using ConverterTable = llvm::StringMap<Converter>;
+
+void addElementwiseConverters(ConverterTable &table);
+void addShapeConverters(ConverterTable &table);
+void addReductionConverters(ConverterTable &table);
+void addIndexingConverters(ConverterTable &table);
+void addControlFlowConverters(ConverterTable &table);
+
+/// The scalar form of the element-wise op `op` on `operands` (its operands'
+/// elements); failure when `op` is not element-wise or has no scalar form.
+FailureOr<Value> buildScalarOp(OpBuilder &b, Location loc, Operation *op,
+                               ValueRange operands);
+
+/// Builds the scalar computation of a region of StableHLO ops on 0-d
+/// tensors (a reduce or scatter combiner) with `arguments` for its block
+/// arguments; returns the values its `stablehlo.return` yields.
+FailureOr<SmallVector<Value>> buildScalarRegion(OpBuilder &b, Region &region,
+                                                ValueRange arguments);
+
+/// The ranked static type of `value`; null after reporting on `op`.
+RankedTensorType getStaticType(Operation *op, Value value);
+
+/// The value of an integer scalar computed from constants only (an index
+/// given as an operand), when it can be evaluated; `known` gives values of
+/// block arguments (a loop's counter).
+std::optional<int64_t>
+evaluateIndex(Value value, const llvm::DenseMap<Value, int64_t> *known = nullptr);
+
+/// A scalar of `tensor` (0-d): the constant itself when it is one.
+Value extractScalar(OpBuilder &b, Location loc, Value tensor);
+
+} // namespace stablehlo_import
+} // namespace sbp
+} // namespace mlir
+
+#endif // SBP_LIB_IMPORT_STABLEHLO_STABLEHLOTOLINALG_H
