@@ -54,6 +54,7 @@ void sbp::buildLowerCpuPipeline(OpPassManager &pm,
       VectorTransferToSCFOptions().enableFullUnroll()));
   // Integer powers (math.ipowi) have no LLVM intrinsic: loops in a helper.
   pm.addPass(createConvertMathToFuncs());
+  pm.addPass(createSbpOutlineLoopNestsPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -222,6 +222,29 @@ def SbpFuseElementwisePass : Pass<"sbp-fuse-elementwise", "func::FuncOp"> {
                            "affine::AffineDialect"];
 }
 
+def SbpOutlineLoopNestsPass : Pass<"sbp-outline-loop-nests", "ModuleOp"> {
+  let summary = "Move the loop nests of large functions into functions of "
+                "their own";
+  let description = [{
+    After bufferization a whole model is one function holding a loop nest
+    per op: thousands for BERT-base. LLVM's loop passes (IndVarSimplify
+    first) take time that grows faster than linearly with the loops of one
+    function: minutes for BERT. In functions with more than `min-loops`
+    top-level `scf.for`/`scf.parallel` nests, each nest moves into a
+    private function of its own, marked `noinline`, called in its place;
+    the values it uses from above become arguments, except constants, which
+    are cloned. The call costs nanoseconds per nest.
+
+    Constraints: none; a function with `min-loops` nests or fewer is left
+    as it is.
+  }];
+  let options = [
+    Option<"minLoops", "min-loops", "unsigned", /*default=*/"32",
+           "Outline only in functions with more top-level loop nests">,
+  ];
+  let dependentDialects = ["func::FuncDialect"];
+}
+
 def SbpLegalizeStablehloPass : Pass<"sbp-legalize-stablehlo", "ModuleOp"> {
   let summary = "Convert StableHLO and CHLO ops into the logical program";
   let description = [{
