@@ -3,7 +3,9 @@
 // Every upstream dialect, extension and pass, plus sbp's. Inputs go through
 // openSbpInputFile so that the sbp syntax `sbp.annotate %x #sbp.nd<...>`
 // parses. An ONNX model is imported first and handed on as MLIR text with
-// its locations, so the passes report errors on the model's nodes.
+// its locations, so the passes report errors on the model's nodes. A
+// StableHLO program is imported the same way (--import-stablehlo=false
+// reads it as it is).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +16,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
 #include "sbp/Import/Onnx.h"
+#include "sbp/Import/Stablehlo.h"
 #include "sbp/InitSbp.h"
 #include "sbp/Runtime/Npy.h"
 #include "sbp/Tools/InputFile.h"
@@ -41,6 +46,37 @@ cl::list<std::string> inputValues(
     cl::desc("Value of an ONNX input that must be known at import time (a "
              "shape given as an input): NAME=FILE.npy (repeatable)"),
     cl::cat(onnxCategory));
+
+cl::OptionCategory stablehloCategory("StableHLO import options");
+cl::opt<bool> importStablehloFlag(
+    "import-stablehlo",
+    cl::desc("Import a StableHLO program (run the sbp-import-stablehlo "
+             "pipeline) before the given passes; off with --split-input-file"),
+    cl::init(true), cl::cat(stablehloCategory));
+
+/// Imports a StableHLO program into MLIR text with its locations; returns
+/// `input` as it is when it holds no StableHLO, null after printing errors.
+std::unique_ptr<llvm::MemoryBuffer>
+importStablehlo(std::unique_ptr<llvm::MemoryBuffer> input,
+                const DialectRegistry &registry) {
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  const llvm::MemoryBuffer &text = *input;
+  sourceMgr->AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(*sourceMgr, &context);
+  if (failed(mlir::sbp::checkStablehloOpNames(text, &context)))
+    return nullptr;
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module || (mlir::sbp::isStablehloModule(*module) &&
+                  failed(mlir::sbp::importStablehlo(*module))))
+    return nullptr;
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  module->print(os, OpPrintingFlags().enableDebugInfo());
+  return llvm::MemoryBuffer::getMemBufferCopy(printed,
+                                              text.getBufferIdentifier());
+}
 
 /// Imports an ONNX model into MLIR text; null after printing the errors.
 std::unique_ptr<llvm::MemoryBuffer>
@@ -118,6 +154,12 @@ int main(int argc, char **argv) {
   }
   if (mlir::sbp::isOnnxModel(inputFilename, input->getBuffer())) {
     input = importOnnx(*input, registry);
+    if (!input)
+      return 1;
+  }
+  else if (importStablehloFlag && config.inputSplitMarker().empty() &&
+           mlir::sbp::mayHoldStablehlo(input->getBuffer())) {
+    input = importStablehlo(std::move(input), registry);
     if (!input)
       return 1;
   }

@@ -261,6 +261,9 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
       .Case([&](chlo::ErfOp) {
         return floatOnly([&] { return math::ErfOp::create(b, loc, x); });
       })
+      .Case([&](chlo::ErfcOp) {
+        return floatOnly([&] { return math::ErfcOp::create(b, loc, x); });
+      })
       .Case([&](shlo::CompareOp compare) {
         return buildCompare(b, loc, compare, operands[0], operands[1]);
       })
@@ -458,4 +461,5 @@ void stablehlo_import::addElementwiseConverters(ConverterTable &table) {
         "logistic", "is_finite", "convert", "compare", "select", "clamp"})
     table[("stablehlo." + name).str()] = convertElementwise;
   table["chlo.erf"] = convertElementwise;
+  table["chlo.erfc"] = convertElementwise;
 }

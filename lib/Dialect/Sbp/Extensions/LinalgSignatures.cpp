@@ -128,6 +128,18 @@ void addMultiplyAccumulatePartials(linalg::LinalgOp linalgOp,
       (!linalg::isaContractionOpInterface(linalgOp) &&
        !linalg::isaConvolutionOpInterface(linalgOp)))
     return;
+  // Pooling has the structure of a convolution too, but max and min are
+  // not linear: the payload must add products into the init.
+  Block *body = linalgOp.getBlock();
+  auto isProduct = [](Value value) {
+    return isa_and_nonnull<arith::MulFOp, arith::MulIOp>(value.getDefiningOp());
+  };
+  Operation *accumulate =
+      body->getTerminator()->getOperand(0).getDefiningOp();
+  if (!isa_and_nonnull<arith::AddFOp, arith::AddIOp>(accumulate) ||
+      !llvm::is_contained(accumulate->getOperands(), body->getArguments().back()) ||
+      !llvm::any_of(accumulate->getOperands(), isProduct))
+    return;
   Operation *op = linalgOp.getOperation();
   SbpEntry sum = SbpEntry::partial(ReductionKind::Sum);
   for (unsigned input = 0; input < 2; ++input) {

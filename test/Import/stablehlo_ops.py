@@ -1,0 +1,196 @@
+"""Self-checking suite of the StableHLO importer against JAX.
+
+For every op the importer converts, small JAX functions are exported with
+`jax.jit(f).lower(*args).as_text()` (each must contain the op it covers),
+run through sbp-run, and their results compared with JAX's own. Each case
+runs on 1 rank and on 2 ranks with the arguments split by JAX's GSPMD
+shardings (`mhlo.sharding`, imported as sbp layouts) where a dimension
+divides. Prints one line per case and `N passed, N failed`; exits 1 on any
+failure.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+
+jax.config.update("jax_use_shardy_partitioner", False)
+rng = np.random.default_rng(0)
+
+
+def f32(*shape, low=-2.0, high=2.0):
+    return rng.uniform(low, high, shape).astype(np.float32)
+
+
+def i32(*shape, low=0, high=5):
+    return rng.integers(low, high, shape).astype(np.int32)
+
+
+def cases():
+    """(name, op that must appear, function, arguments)."""
+    x, y = f32(4, 6), f32(4, 6)
+    pos = f32(4, 6, low=0.1, high=3.0)
+    ints, ints2 = i32(4, 6, low=-7, high=8), i32(4, 6, low=1, high=5)
+    bools, bools2 = x > 0, y > 0
+    yield "constant", "constant", lambda a: a + jnp.array([1., 2., 3., 4., 5., 6.], jnp.float32), (x,)
+    yield "iota", "iota", lambda a: a * jnp.arange(6, dtype=jnp.float32), (x,)
+    yield "add", "add", lambda a, b: a + b, (x, y)
+    yield "add_i32", "add", lambda a, b: a + b, (ints, ints2)
+    yield "subtract", "subtract", lambda a, b: a - b, (x, y)
+    yield "multiply", "multiply", lambda a, b: a * b, (x, y)
+    yield "divide", "divide", lambda a, b: a / b, (x, pos)
+    yield "divide_i32", "divide", lambda a, b: lax.div(a, b), (ints, ints2)
+    yield "maximum", "maximum", jnp.maximum, (x, y)
+    yield "minimum", "minimum", jnp.minimum, (x, y)
+    yield "power", "power", lambda a, b: a ** b, (pos, y)
+    yield "negate", "negate", lambda a: -a, (x,)
+    yield "abs", "abs", jnp.abs, (x,)
+    yield "abs_i32", "abs", jnp.abs, (ints,)
+    yield "exponential", "exponential", jnp.exp, (x,)
+    yield "log", "log", jnp.log, (pos,)
+    yield "sqrt", "sqrt", jnp.sqrt, (pos,)
+    yield "rsqrt", "rsqrt", lax.rsqrt, (pos,)
+    yield "tanh", "tanh", jnp.tanh, (x,)
+    yield "erf", "chlo.erf", jax.scipy.special.erf, (x,)
+    yield "gelu", "chlo.erfc", lambda a: jax.nn.gelu(a, approximate=False), (x,)
+    yield "convert_f2i", "convert", lambda a: (a * 3).astype(jnp.int32), (x,)
+    yield "convert_i2f", "convert", lambda a: a.astype(jnp.float32), (ints,)
+    yield "convert_b2f", "convert", lambda a: (a > 0).astype(jnp.float32), (x,)
+    for op in ["lt", "le", "gt", "ge", "eq", "ne"]:
+        yield "compare_" + op, "compare", getattr(lax, op), (x, jnp.where(bools, x, y))
+        yield "compare_i32_" + op, "compare", getattr(lax, op), (ints, ints2)
+    yield "select", "select", jnp.where, (bools, x, y)
+    yield "clamp", "clamp", lambda a: lax.clamp(-0.5, a, 0.5), (x,)
+    yield "clamp_tensor", "clamp", lax.clamp, (x - 1, y, x + 1)
+    yield "and", "and", jnp.logical_and, (bools, bools2)
+    yield "and_i32", "and", jnp.bitwise_and, (ints, ints2)
+    yield "or", "or", jnp.logical_or, (bools, bools2)
+    yield "not", "not", jnp.logical_not, (bools,)
+    yield "not_i32", "not", jnp.bitwise_not, (ints,)
+    yield "broadcast_in_dim", "broadcast_in_dim", lambda a, b: a[:, None, :] + b[None, :, :4], (f32(4, 4), f32(3, 6))
+    yield "reshape", "reshape", lambda a: a.reshape(2, 12) * 2, (x,)
+    yield "transpose", "transpose", lambda a: jnp.transpose(a, (2, 0, 1)), (f32(2, 3, 4),)
+    yield "concatenate", "concatenate", lambda a, b: jnp.concatenate([a, b, a], axis=1), (x, y)
+    yield "slice", "slice", lambda a: a[1:4, ::2], (x,)
+    yield "dynamic_slice", "dynamic_slice", lambda a: lax.dynamic_slice(a, (1, 2), (2, 3)), (x,)
+    yield "dynamic_slice_clamped", "dynamic_slice", lambda a: lax.dynamic_slice(a, (3, 5), (2, 3)), (x,)
+    yield "pad", "pad", lambda a: jnp.pad(a, ((1, 2), (0, 3)), constant_values=1.5), (x,)
+    yield "pad_interior", "pad", lambda a: lax.pad(a, 0.0, ((1, -1, 1), (-2, 1, 0))), (x,)
+    yield "reverse", "reverse", lambda a: jnp.flip(a, (0, 1)), (x,)
+    yield "dot_general", "dot_general", lambda a, b: a @ b, (x, f32(6, 5))
+    yield "dot_general_3d", "dot_general", lambda a, b: a @ b, (f32(2, 4, 6), f32(6, 5))
+    yield "dot_general_batch", "dot_general", lambda a, b: jnp.einsum("bij,bjk->bik", a, b), (f32(3, 4, 6), f32(3, 6, 5))
+    yield "dot_general_nt", "dot_general", lambda a, b: jnp.einsum("ij,kj->ik", a, b), (x, y)
+    yield "dot_general_multi", "dot_general", lambda a, b: jnp.einsum("bhqd,bhkd->bhqk", a, b), (f32(2, 3, 4, 5), f32(2, 3, 4, 5))
+    yield "reduce_sum", "reduce", lambda a: jnp.sum(a, axis=1), (x,)
+    yield "reduce_max", "reduce", lambda a: jnp.max(a, axis=(0, 2)), (f32(2, 3, 4),)
+    yield "reduce_min_i32", "reduce", lambda a: jnp.min(a, axis=0), (ints,)
+    yield "reduce_prod", "reduce", lambda a: jnp.prod(a, axis=0), (x,)
+    yield "reduce_any", "reduce", lambda a: jnp.any(a, axis=1), (bools,)
+    yield "argmax", "reduce", lambda a: jnp.argmax(a, axis=1), (x,)
+    yield "argmin", "reduce", lambda a: jnp.argmin(a, axis=0), (x,)
+    yield "softmax", "reduce", lambda a: jax.nn.softmax(a, axis=-1), (x,)
+    yield "max_pool", "reduce_window", lambda a: lax.reduce_window(a, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"), (f32(2, 7, 7, 3),)
+    yield "avg_pool", "reduce_window", lambda a: lax.reduce_window(a, 0.0, lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") / 4, (f32(2, 6, 6, 3),)
+    yield "conv_nhwc", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (2, 2), ((1, 1), (1, 1)), dimension_numbers=("NHWC", "HWIO", "NHWC")), (f32(2, 8, 8, 3), f32(3, 3, 3, 4))
+    yield "conv_nchw", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (1, 1), "SAME", rhs_dilation=(2, 1)), (f32(2, 3, 7, 6), f32(4, 3, 3, 2))
+    yield "conv_grouped", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=2), (f32(2, 5, 5, 4), f32(3, 3, 2, 6))
+    yield "conv_1d", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (1,), ((2, 0),)), (f32(2, 3, 9), f32(5, 3, 3))
+    table = f32(10, 6)
+    yield "gather_take", "gather", lambda t, i: jnp.take(t, i, axis=0), (table, i32(4, 3, low=0, high=10))
+    yield "gather_index", "gather", lambda t, i: t[i], (table, i32(5, low=-10, high=10))
+    yield "gather_columns", "gather", lambda t, i: t[:, i], (table, i32(3, low=0, high=6))
+    yield "scatter_add", "scatter", lambda t, i, u: t.at[i].add(u), (table, i32(7, low=0, high=10), f32(7, 6))
+    yield "scatter_set", "scatter", lambda t, i, u: t.at[i].set(u), (table, np.array([1, 4, 7], np.int32), f32(3, 6))
+    yield "embedding_grad", "scatter", lambda i, g: jnp.zeros((10, 6), jnp.float32).at[i].add(g), (i32(2, 5, low=0, high=10), f32(2, 5, 6))
+    yield "while", "while", lambda a: lax.fori_loop(0, 5, lambda k, v: v * 0.5 + k, a), (x,)
+    yield "while_scan", "while", lambda a: lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(6, jnp.float32), a)[0], (x,)
+    yield "case", "case", lambda a: lax.switch(1, [jnp.sin, jnp.cos, jnp.tanh], a), (x,)
+    yield "case_clamped", "case", lambda a: lax.switch(7, [jnp.sin, jnp.cos, jnp.tanh], a), (x,)
+    yield "sharding", "custom_call @Sharding", lambda a: jnp.tanh(lax.with_sharding_constraint(a * 2, NamedSharding(MESH, P("x", None)))), (x,)
+
+
+MESH = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+
+
+def run_case(args, name, op, fn, inputs, tmp, ranks):
+    shardings = None
+    if ranks > 1:
+        shardings = tuple(
+            NamedSharding(MESH, P("x") if np.ndim(a) and np.shape(a)[0] % ranks == 0 else P())
+            for a in inputs)
+    jitted = jax.jit(fn, in_shardings=shardings) if shardings else jax.jit(fn)
+    text = jitted.lower(*inputs).as_text()
+    pattern = op if "." in op.split()[0] else "stablehlo." + op
+    if not re.search(re.escape(pattern) + r"\b", text):
+        return "the export has no %s" % pattern
+    path = os.path.join(tmp, "%s_%d.mlir" % (name, ranks))
+    with open(path, "w") as f:
+        f.write(text)
+    out = os.path.join(tmp, "%s_%d_out" % (name, ranks))
+    cmd = [args.run, path, "--output-dir", out, "--ranks", str(ranks)]
+    for i, a in enumerate(inputs):
+        npy = os.path.join(tmp, "%s_in%d.npy" % (name, i))
+        np.save(npy, np.asarray(a))
+        cmd += ["--input", "arg%d=%s" % (i, npy)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "timed out"
+    if proc.returncode:
+        return "sbp-run exited %d: %s" % (proc.returncode, proc.stderr.strip()[-800:])
+    expected = jax.tree_util.tree_leaves(jax.jit(fn)(*inputs))
+    for k, want in enumerate(expected):
+        want = np.asarray(want)
+        got = np.load(os.path.join(out, "result%d.npy" % k))
+        if got.shape != want.shape:
+            return "result %d has shape %s, JAX's %s" % (k, got.shape, want.shape)
+        if want.dtype.kind == "f":
+            if not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+                return "result %d differs by %.3g" % (k, np.max(np.abs(got - want)))
+        elif not np.array_equal(got.astype(want.dtype), want):
+            return "result %d differs" % k
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--run", required=True, help="sbp-run")
+    parser.add_argument("--ranks", default="1,2")
+    parser.add_argument("--only", default="", help="run cases whose name has this")
+    args = parser.parse_args()
+    ranks = [int(r) for r in args.ranks.split(",")]
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, op, fn, inputs in cases():
+            if args.only not in name:
+                continue
+            problems = []
+            # A program with a sharding constraint names its mesh.
+            for r in ranks if name != "sharding" else [r for r in ranks if r > 1]:
+                problem = run_case(args, name, op, fn, inputs, tmp, r)
+                if problem:
+                    problems.append("%d rank(s): %s" % (r, problem))
+            if problems:
+                failed += 1
+                print("FAIL %s (%s): %s" % (name, op, "; ".join(problems)))
+            else:
+                passed += 1
+                print("ok   %s (%s)" % (name, op))
+    print("stablehlo ops: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
