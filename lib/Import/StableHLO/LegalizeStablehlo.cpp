@@ -100,7 +100,8 @@ LogicalResult importShardings(ModuleOp module) {
     }
     return index;
   };
-  module.walk([&](Operation *op) {
+  // Pre-order, so that a function's arguments come before its body.
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (auto func = dyn_cast<func::FuncOp>(op)) {
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
         if (Attribute attr = func.getArgAttr(i, kHloSharding)) {

@@ -210,41 +210,6 @@ void printVariadicOperandWithAttribute(OpAsmPrinter &printer, Operation *,
     printer << operand << ", ";
 }
 
-/// `batching_dims = [0] x [0], contracting_dims = [2] x [1]`.
-ParseResult parseDotDimensionNumbers(OpAsmParser &parser,
-                                     DotDimensionNumbersAttr &attr) {
-  SmallVector<int64_t> lhsBatch, rhsBatch, lhsContract, rhsContract;
-  auto parsePair = [&](SmallVectorImpl<int64_t> &lhs,
-                       SmallVectorImpl<int64_t> &rhs) -> ParseResult {
-    return failure(parser.parseEqual() || parseDimList(parser, lhs) ||
-                   parser.parseKeyword("x") || parseDimList(parser, rhs));
-  };
-  if (succeeded(parser.parseOptionalKeyword("batching_dims")) &&
-      (parsePair(lhsBatch, rhsBatch) || parser.parseComma()))
-    return failure();
-  if (parser.parseKeyword("contracting_dims") ||
-      parsePair(lhsContract, rhsContract))
-    return failure();
-  attr = DotDimensionNumbersAttr::get(parser.getContext(), lhsBatch, rhsBatch,
-                                      lhsContract, rhsContract);
-  return success();
-}
-
-void printDotDimensionNumbers(OpAsmPrinter &printer, Operation *,
-                              DotDimensionNumbersAttr attr) {
-  if (!attr.getLhsBatchingDimensions().empty()) {
-    printer << "batching_dims = ";
-    printDimList(printer, attr.getLhsBatchingDimensions());
-    printer << " x ";
-    printDimList(printer, attr.getRhsBatchingDimensions());
-    printer << ", ";
-  }
-  printer << "contracting_dims = ";
-  printDimList(printer, attr.getLhsContractingDimensions());
-  printer << " x ";
-  printDimList(printer, attr.getRhsContractingDimensions());
-}
-
 /// `, precision = [DEFAULT, HIGHEST]`, optional. A following
 /// `, algorithm = <...>` (an accumulation hint) is read and dropped.
 ParseResult parsePrecisionConfig(OpAsmParser &parser, ArrayAttr &attr) {
@@ -289,6 +254,45 @@ void printPrecisionConfig(OpAsmPrinter &printer, Operation *, ArrayAttr attr) {
     printer << stringifyPrecision(cast<PrecisionAttr>(value).getValue());
   });
   printer << ']';
+}
+
+/// `batching_dims = [0] x [0], contracting_dims = [2] x [1]` and the
+/// optional precision config after it.
+ParseResult parseDotDimensionNumbers(OpAsmParser &parser,
+                                     DotDimensionNumbersAttr &attr,
+                                     ArrayAttr &precision) {
+  SmallVector<int64_t> lhsBatch, rhsBatch, lhsContract, rhsContract;
+  auto parsePair = [&](SmallVectorImpl<int64_t> &lhs,
+                       SmallVectorImpl<int64_t> &rhs) -> ParseResult {
+    return failure(parser.parseEqual() || parseDimList(parser, lhs) ||
+                   parser.parseKeyword("x") || parseDimList(parser, rhs));
+  };
+  if (succeeded(parser.parseOptionalKeyword("batching_dims")) &&
+      (parsePair(lhsBatch, rhsBatch) || parser.parseComma()))
+    return failure();
+  if (parser.parseKeyword("contracting_dims") ||
+      parsePair(lhsContract, rhsContract))
+    return failure();
+  attr = DotDimensionNumbersAttr::get(parser.getContext(), lhsBatch, rhsBatch,
+                                      lhsContract, rhsContract);
+  return parsePrecisionConfig(parser, precision);
+}
+
+void printDotDimensionNumbers(OpAsmPrinter &printer, Operation *op,
+                              DotDimensionNumbersAttr attr,
+                              ArrayAttr precision) {
+  if (!attr.getLhsBatchingDimensions().empty()) {
+    printer << "batching_dims = ";
+    printDimList(printer, attr.getLhsBatchingDimensions());
+    printer << " x ";
+    printDimList(printer, attr.getRhsBatchingDimensions());
+    printer << ", ";
+  }
+  printer << "contracting_dims = ";
+  printDimList(printer, attr.getLhsContractingDimensions());
+  printer << " x ";
+  printDimList(printer, attr.getRhsContractingDimensions());
+  printPrecisionConfig(printer, op, precision);
 }
 
 ParseResult parseCustomCallTarget(OpAsmParser &parser, StringAttr &target) {

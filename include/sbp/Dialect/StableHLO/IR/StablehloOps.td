@@ -337,8 +337,9 @@ def Stablehlo_DotGeneralOp : Stablehlo_Op<"dot_general", [Pure]> {
                    OptionalAttr<Stablehlo_PrecisionConfigAttr>:$precision_config);
   let results = (outs AnyTensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs `,` custom<DotDimensionNumbers>($dot_dimension_numbers)
-    custom<PrecisionConfig>($precision_config) attr-dict `:`
+    $lhs `,` $rhs `,`
+    custom<DotDimensionNumbers>($dot_dimension_numbers, $precision_config)
+    attr-dict `:`
     functional-type(operands, results)
   }];
 }

@@ -1,0 +1,148 @@
+// RUN: sbp-opt --split-input-file --sbp-import-stablehlo %s | FileCheck %s
+
+// Element-wise ops are generics with the op's scalar form; logistic, which
+// recent JAX no longer emits, is 1 / (1 + exp(-x)).
+// CHECK-LABEL: func @elementwise
+// CHECK: linalg.generic
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.divf
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
+func.func @elementwise(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.logistic %a : tensor<4xf32>
+  %1 = stablehlo.compare LT, %0, %b, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %2 = stablehlo.select %1, %0, %b : tensor<4xi1>, tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// -----
+
+// A product with the lhs's free dimensions leading collapses into a
+// linalg.matmul; batched products are linalg.batch_matmul; others are
+// contractions by indexing maps.
+// CHECK-LABEL: func @products
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
+// CHECK: linalg.matmul
+// CHECK: tensor.expand_shape
+// CHECK: linalg.batch_matmul
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
+func.func @products(%a: tensor<2x4x8xf32>, %w: tensor<8x5xf32>, %b: tensor<2x8x5xf32>, %c: tensor<5x8xf32>) -> (tensor<2x4x5xf32>, tensor<2x4x5xf32>, tensor<5x5xf32>) {
+  %0 = stablehlo.dot_general %a, %w, contracting_dims = [2] x [0], precision = [DEFAULT, DEFAULT] : (tensor<2x4x8xf32>, tensor<8x5xf32>) -> tensor<2x4x5xf32>
+  %1 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x4x8xf32>, tensor<2x8x5xf32>) -> tensor<2x4x5xf32>
+  %2 = stablehlo.dot_general %c, %c, contracting_dims = [1] x [1] : (tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<5x5xf32>
+  return %0, %1, %2 : tensor<2x4x5xf32>, tensor<2x4x5xf32>, tensor<5x5xf32>
+}
+
+// -----
+
+// Reductions carry their combiner into the payload: a max over a loop is
+// what SBP derivation knows as P(max).
+// CHECK-LABEL: func @reduce
+// CHECK: %[[INIT:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill ins(%[[INIT]] : f32)
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.maximumf
+func.func @reduce(%a: tensor<4x6xf32>) -> tensor<4xf32> {
+  %cst = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.reduce(%a init: %cst) applies stablehlo.maximum across dimensions = [1] : (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Loops with a constant trip count are unrolled; a constant case index
+// picks its branch.
+// CHECK-LABEL: func @control_flow
+// CHECK-NOT: stablehlo.
+// CHECK: %[[X:.*]] = arith.mulf
+// CHECK: %[[Y:.*]] = arith.mulf
+// CHECK: %[[Z:.*]] = arith.mulf
+// CHECK: math.cos
+// CHECK-NOT: math.sin
+func.func @control_flow(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c, %x = %a) : tensor<i32>, tensor<4xf32>
+  cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %sq = stablehlo.multiply %x, %x : tensor<4xf32>
+    stablehlo.return %next, %sq : tensor<i32>, tensor<4xf32>
+  }
+  %k = stablehlo.constant dense<1> : tensor<i32>
+  %1 = "stablehlo.case"(%k) ({
+    %s = stablehlo.sine %0#1 : tensor<4xf32>
+    stablehlo.return %s : tensor<4xf32>
+  }, {
+    %s = stablehlo.cosine %0#1 : tensor<4xf32>
+    stablehlo.return %s : tensor<4xf32>
+  }) : (tensor<i32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// Calls to private functions are inlined.
+// CHECK-LABEL: func public @main
+// CHECK-NOT: call
+// CHECK: math.tanh
+// CHECK-NOT: func.func private
+func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = call @_helper(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func private @_helper(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.tanh %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// GSPMD shardings become layouts on one mesh whose axes cut the device ids
+// at every boundary the shardings use: [2,1,2] over 4 devices with the last
+// tile dimension replicating splits dim 0 over the major axis of a 2x2 mesh,
+// and the transposed iota [2,2]T(1,0) splits dim 1 over the minor one.
+// CHECK: sbp.mesh @mesh shape = [2, 2]
+// CHECK-LABEL: func public @main
+// CHECK-SAME: sbp.sharding = #sbp.nd<@mesh, [S(0), B]>
+// CHECK-SAME: sbp.sharding = #sbp.nd<@mesh, [B, S(1)]>
+// CHECK: sbp.annotate %{{.*}} #sbp.nd<@mesh, [S(0), S(1)]>
+// CHECK-NOT: mhlo.sharding
+module attributes {mhlo.num_partitions = 4 : i32} {
+  func.func public @main(%a: tensor<8x4xf32> {mhlo.sharding = "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"}, %w: tensor<4x6xf32> {mhlo.sharding = "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}"}) -> tensor<8x6xf32> {
+    %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+    %1 = stablehlo.custom_call @Sharding(%0) {backend_config = "", mhlo.sharding = "{devices=[2,2]<=[4]}"} : (tensor<8x6xf32>) -> tensor<8x6xf32>
+    return %1 : tensor<8x6xf32>
+  }
+}
+
+// -----
+
+// An explicit device list and a 1-d mesh.
+// CHECK: sbp.mesh @mesh shape = [2]
+// CHECK: sbp.annotate %{{.*}} #sbp.nd<@mesh, [S(1)]>
+func.func @one_axis(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = stablehlo.custom_call @Sharding(%a) {mhlo.sharding = "{devices=[1,2]0,1}"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// Gather reads the captured table at clamped start indices; the index
+// tensor is an input, so the gather splits with the batch.
+// CHECK-LABEL: func @embedding
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<2x3x1xi32>)
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: linalg.index 2
+// CHECK: tensor.extract %{{.*}}[{{.*}}] : tensor<10x6xf32>
+func.func @embedding(%t: tensor<10x6xf32>, %i: tensor<2x3x1xi32>) -> tensor<2x3x6xf32> {
+  %0 = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, slice_sizes = array<i64: 1, 6>}> : (tensor<10x6xf32>, tensor<2x3x1xi32>) -> tensor<2x3x6xf32>
+  return %0 : tensor<2x3x6xf32>
+}
