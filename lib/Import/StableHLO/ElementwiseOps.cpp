@@ -261,6 +261,7 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
       .Case([&](chlo::ErfOp) {
         return floatOnly([&] { return math::ErfOp::create(b, loc, x); });
       })
+      .Case([&](chlo::SquareOp) { return createMul(b, loc, x, x); })
       .Case([&](chlo::ErfcOp) {
         return floatOnly([&] { return math::ErfcOp::create(b, loc, x); });
       })
@@ -462,4 +463,5 @@ void stablehlo_import::addElementwiseConverters(ConverterTable &table) {
     table[("stablehlo." + name).str()] = convertElementwise;
   table["chlo.erf"] = convertElementwise;
   table["chlo.erfc"] = convertElementwise;
+  table["chlo.square"] = convertElementwise;
 }

@@ -12,7 +12,7 @@ def Chlo_Dialect : Dialect {
   let summary = "The CHLO ops that JAX exports next to StableHLO";
   let description = [{
     Client HLO ops that JAX leaves in its StableHLO output (`chlo.erf` for
-    `jax.scipy.special.erf`, `chlo.erfc` for the exact GELU), in their printed form.
+    `jax.scipy.special.erf`, `chlo.erfc` for the exact GELU, `chlo.square` in its gradient), in their printed form.
     `sbp-legalize-stablehlo` converts them with the StableHLO ops.
   }];
 }
@@ -25,5 +25,6 @@ class Chlo_UnaryOp<string mnemonic> : Op<Chlo_Dialect, mnemonic, [Pure]> {
 
 def Chlo_ErfOp : Chlo_UnaryOp<"erf">;
 def Chlo_ErfcOp : Chlo_UnaryOp<"erfc">;
+def Chlo_SquareOp : Chlo_UnaryOp<"square">;
 
 #endif // SBP_DIALECT_STABLEHLO_IR_CHLOOPS_TD

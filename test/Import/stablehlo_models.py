@@ -1,0 +1,143 @@
+"""StableHLO exported by JAX, imported and run by sbp against JAX.
+
+  train  an MLP's Adam step (jax.value_and_grad) on 1 rank and on 4 with the
+         batch split (data parallel): updated parameters within 1e-4;
+  gpt    a GPT block with Megatron shardings on 4 ranks, against JAX;
+  twin   JAX's generic-form print and its pretty print of the GPT block
+         import to the same program.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jax_models  # noqa: E402
+
+jax.config.update("jax_use_shardy_partitioner", False)
+
+
+def run(args, text, inputs, tmp, name, ranks):
+    path = os.path.join(tmp, name + ".mlir")
+    with open(path, "w") as f:
+        f.write(text)
+    out = os.path.join(tmp, name + "_out")
+    cmd = [args.run, path, "--output-dir", out, "--ranks", str(ranks)]
+    for i, a in enumerate(inputs):
+        npy = os.path.join(tmp, "%s_in%d.npy" % (name, i))
+        np.save(npy, np.asarray(a))
+        cmd += ["--input", "arg%d=%s" % (i, npy)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if proc.returncode:
+        raise SystemExit("%s: sbp-run exited %d:\n%s" % (name, proc.returncode, proc.stderr))
+    k = 0
+    results = []
+    while os.path.exists(os.path.join(out, "result%d.npy" % k)):
+        results.append(np.load(os.path.join(out, "result%d.npy" % k)))
+        k += 1
+    return results
+
+
+def compare(name, got, want, tol):
+    want = [np.asarray(w) for w in jax.tree_util.tree_leaves(want)]
+    if len(got) != len(want):
+        print("FAIL %s: %d results, JAX has %d" % (name, len(got), len(want)))
+        return False
+    worst = max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
+    ok = worst <= tol
+    print("%s %s: %d results, max abs difference to JAX %.2e" %
+          ("ok  " if ok else "FAIL", name, len(got), worst))
+    return ok
+
+
+def train(args, tmp):
+    rng = np.random.default_rng(0)
+    inputs = jax_models.adam_inputs(rng)
+    want = jax.jit(jax_models.adam_step)(*inputs)
+    leaves = jax.tree_util.tree_leaves(inputs)
+    ok = True
+    for ranks in (1, 4):
+        shardings = None
+        if ranks > 1:
+            mesh = jax.make_mesh((ranks,), ("dp",), axis_types=(jax.sharding.AxisType.Auto,))
+            rep = NamedSharding(mesh, P())
+            shardings = jax.tree.map(lambda _: rep, inputs[:3]) + (
+                NamedSharding(mesh, P("dp")), NamedSharding(mesh, P("dp")))
+        step = jax.jit(jax_models.adam_step, in_shardings=shardings)
+        text = step.lower(*inputs).as_text()
+        got = run(args, text, leaves, tmp, "adam%d" % ranks, ranks)
+        ok &= compare("adam step on %d rank(s)" % ranks, got, want, 1e-4)
+    return ok
+
+
+def gpt_setup(d=64, heads=4, batch=2, seq=16, ranks=4):
+    rng = np.random.default_rng(1)
+    params = jax_models.gpt_params(rng, d)
+    x = rng.standard_normal((batch, seq, d)).astype(np.float32)
+    mesh = jax.make_mesh((ranks,), ("tp",), axis_types=(jax.sharding.AxisType.Auto,))
+    shardings = (jax_models.megatron_shardings(mesh, params), NamedSharding(mesh, P()))
+    fn = jax.jit(lambda p, x: jax_models.gpt_block(p, x, heads), in_shardings=shardings)
+    return fn, (params, x)
+
+
+def gpt(args, tmp):
+    fn, inputs = gpt_setup()
+    text = fn.lower(*inputs).as_text()
+    got = run(args, text, jax.tree_util.tree_leaves(inputs), tmp, "gpt", 4)
+    return compare("gpt block, Megatron shardings, 4 ranks", got, fn(*inputs), 1e-4)
+
+
+def twin(args, tmp):
+    fn, inputs = gpt_setup()
+    lowered = fn.lower(*inputs)
+    pretty = lowered.as_text()
+    generic = lowered.compiler_ir("stablehlo").operation.get_asm(
+        print_generic_op_form=True, enable_debug_info=False)
+    if '"stablehlo.dot_general"' not in generic or '"stablehlo.dot_general"' in pretty:
+        print("FAIL twin: the two prints are not generic and pretty")
+        return False
+    programs = []
+    for name, text in (("pretty", pretty), ("generic", generic)):
+        path = os.path.join(tmp, name + ".mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        proc = subprocess.run([args.opt, path], capture_output=True, text=True)
+        if proc.returncode:
+            print("FAIL twin: sbp-opt %s exited %d:\n%s" % (name, proc.returncode, proc.stderr))
+            return False
+        programs.append(proc.stdout)
+    same = programs[0] == programs[1] and "linalg.matmul" in programs[0]
+    print("%s twin: the generic and pretty prints import to %s programs (%d lines)" %
+          ("ok  " if same else "FAIL", "the same" if same else "different",
+           programs[0].count("\n")))
+    return same
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--run", required=True)
+    parser.add_argument("--opt", required=True)
+    parser.add_argument("checks", nargs="*", default=["train", "gpt", "twin"])
+    args = parser.parse_args()
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for check in args.checks:
+            if globals()[check](args, tmp):
+                passed += 1
+            else:
+                failed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
