@@ -22,10 +22,11 @@ bool isLoopNest(Operation &op) {
   return isa<scf::ForOp, scf::ParallelOp>(op) && op.getNumResults() == 0;
 }
 
-/// Moves `loop` into a new private function placed after `parent` and
-/// calls it in its place.
-void outline(Operation *loop, func::FuncOp parent, SymbolTable &symbols,
-             unsigned index) {
+/// Moves `loop` of `parent` into a new private function placed after
+/// `previous` and calls it in its place; returns the new function.
+func::FuncOp outline(Operation *loop, func::FuncOp parent,
+                     Operation *previous, SymbolTable &symbols,
+                     unsigned index) {
   MLIRContext *ctx = loop->getContext();
   SetVector<Value> captured(llvm::from_range, loop->getOperands());
   getUsedValuesDefinedAbove(loop->getRegions(), captured);
@@ -40,7 +41,7 @@ void outline(Operation *loop, func::FuncOp parent, SymbolTable &symbols,
       arguments.push_back(value);
   }
   OpBuilder b(ctx);
-  b.setInsertionPointAfter(parent);
+  b.setInsertionPointAfter(previous);
   auto type = FunctionType::get(ctx, ValueRange(arguments).getTypes(), {});
   auto func = func::FuncOp::create(
       b, loop->getLoc(), (parent.getSymName() + "_nest" + Twine(index)).str(),
@@ -60,6 +61,7 @@ void outline(Operation *loop, func::FuncOp parent, SymbolTable &symbols,
   b.setInsertionPoint(loop);
   func::CallOp::create(b, loop->getLoc(), func, arguments);
   loop->erase();
+  return func;
 }
 
 struct OutlineLoopNestsPass
@@ -80,8 +82,9 @@ struct OutlineLoopNestsPass
             nests.push_back(&op);
       if (nests.size() <= minLoops)
         continue;
+      Operation *previous = func;
       for (auto [i, nest] : llvm::enumerate(nests))
-        outline(nest, func, symbols, i);
+        previous = outline(nest, func, previous, symbols, i);
     }
   }
 };

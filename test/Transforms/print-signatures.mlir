@@ -185,6 +185,23 @@ func.func @conv(%x: tensor<2x8x8x4xf32>, %w: tensor<3x3x4x16xf32>,
 
 // -----
 
+// Max pooling has a convolution's structure, but max is not linear: a
+// partial input would not give a partial result, so there is none.
+// CHECK-LABEL: func @max_pool
+// CHECK-NEXT:  linalg.pooling_nhwc_max
+// CHECK-NEXT:    (B, B, B) -> (B)
+// CHECK-NEXT:    (S(0), B, S(0)) -> (S(0))
+// CHECK-NEXT:    (S(3), B, S(3)) -> (S(3))
+// CHECK-NEXT:  func.return
+func.func @max_pool(%x: tensor<2x8x8x4xf32>, %w: tensor<3x3xf32>,
+                    %o: tensor<2x6x6x4xf32>) -> tensor<2x6x6x4xf32> {
+  %0 = linalg.pooling_nhwc_max ins(%x, %w : tensor<2x8x8x4xf32>, tensor<3x3xf32>)
+                               outs(%o : tensor<2x6x6x4xf32>) -> tensor<2x6x6x4xf32>
+  return %0 : tensor<2x6x6x4xf32>
+}
+
+// -----
+
 // Zero points are subtracted from the data: not linear, so no partial inputs.
 // CHECK-LABEL: func @quantized_conv
 // CHECK-NEXT:  linalg.conv_2d_nhwc_hwcf_q

@@ -1,0 +1,36 @@
+// RUN: sbp-opt %s -split-input-file --sbp-outline-loop-nests=min-loops=1 | FileCheck %s
+// RUN: sbp-opt %s -split-input-file --sbp-outline-loop-nests | FileCheck %s --check-prefix=SMALL
+
+// Each top-level nest moves into a noinline function; values from above
+// become arguments, constants are cloned.
+// CHECK-LABEL: func.func @two_nests(
+// CHECK-SAME: %[[A:.*]]: memref<4xf32>, %[[B:.*]]: memref<4xf32>
+// CHECK: %[[F:.*]] = arith.addf
+// CHECK-NEXT: call @two_nests_nest0(%[[A]], %[[F]], %[[B]]) : (memref<4xf32>, f32, memref<4xf32>) -> ()
+// CHECK-NEXT: call @two_nests_nest1(%[[B]]) : (memref<4xf32>) -> ()
+// CHECK-NEXT: return
+// CHECK: func.func private @two_nests_nest0(%{{.*}}: memref<4xf32>, %{{.*}}: f32, %{{.*}}: memref<4xf32>) attributes {passthrough = ["noinline"]}
+// CHECK: arith.constant 4 : index
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: func.func private @two_nests_nest1(%{{.*}}: memref<4xf32>) attributes {passthrough = ["noinline"]}
+// CHECK: scf.for
+// SMALL-LABEL: func.func @two_nests(
+// SMALL-NOT: call
+func.func @two_nests(%a: memref<4xf32>, %b: memref<4xf32>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %f = arith.addf %s, %s : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    %x = memref.load %a[%i] : memref<4xf32>
+    %y = arith.mulf %x, %f : f32
+    memref.store %y, %b[%i] : memref<4xf32>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %x = memref.load %b[%i] : memref<4xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %b[%i] : memref<4xf32>
+  }
+  return
+}
