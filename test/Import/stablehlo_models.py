@@ -4,7 +4,10 @@
          batch split (data parallel): updated parameters within 1e-4;
   gpt    a GPT block with Megatron shardings on 4 ranks, against JAX;
   twin   JAX's generic-form print and its pretty print of the GPT block
-         import to the same program.
+         import to the same program;
+  bert   BERT-base exported by torch-xla (--bert FILE) with valid token,
+         type and position ids, on 1 rank and on 4 with its MLP weights
+         split Megatron-style, each against sbp's one-rank reference.
 """
 
 import argparse
@@ -122,10 +125,55 @@ def twin(args, tmp):
     return same
 
 
+def bert(args, tmp):
+    """The ids must be in range: out-of-range ids gather NaN (jnp.take's
+    fill mode), which would compare equal to a NaN reference."""
+    import re
+    text = open(args.bert).read()
+    rng = np.random.default_rng(2)
+    ids = {"arg199": np.arange(512, dtype=np.int32).reshape(1, 512),
+           "arg200": rng.integers(0, 30522, (1, 7)).astype(np.int32),
+           "arg201": rng.integers(0, 2, (1, 7)).astype(np.int32)}
+    flags = []
+    for name, value in ids.items():
+        path = os.path.join(tmp, name + ".npy")
+        np.save(path, value)
+        flags += ["--input", "%s=%s" % (name, path)]
+
+    # Megatron's MLP split: the 3072-wide dimension over 4 devices.
+    def split(m):
+        dims = m.group(1).split("x")[:-1]
+        if "3072" not in dims:
+            return m.group(0)
+        tiles = ",".join("4" if d == "3072" else "1" for d in dims)
+        return 'tensor<%s> {mhlo.sharding = "{devices=[%s]<=[4]}"}' % (m.group(1), tiles)
+    sharded = re.sub(r'tensor<([0-9x]+f32)> \{mhlo.sharding = "\{replicated\}"\}',
+                     split, text)
+    ok = True
+    for name, program, ranks in (("bert", text, 1), ("bert_tp", sharded, 4)):
+        path = os.path.join(tmp, name + ".mlir")
+        with open(path, "w") as f:
+            f.write(program)
+        out = os.path.join(tmp, name + "_out")
+        proc = subprocess.run([args.run, path, "--reference", "--output-dir", out] + flags,
+                              capture_output=True, text=True, timeout=900)
+        result = np.load(os.path.join(out, "result0.npy")) if proc.returncode == 0 else None
+        finite = result is not None and bool(np.isfinite(result).all())
+        line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-500:]
+        good = proc.returncode == 0 and finite and "on %d rank" % ranks in proc.stdout
+        ok &= good
+        print("%s BERT-base on %d rank(s)%s: %s%s" % (
+            "ok  " if good else "FAIL", ranks,
+            " (MLP split over 4)" if ranks > 1 else "", line,
+            "" if finite else " (results not finite)"))
+    return ok
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--run", required=True)
     parser.add_argument("--opt", required=True)
+    parser.add_argument("--bert", help="pt_bert.mlir, for the bert check")
     parser.add_argument("checks", nargs="*", default=["train", "gpt", "twin"])
     args = parser.parse_args()
     passed = failed = 0

@@ -428,6 +428,7 @@ int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
 int Runner::compare(const std::vector<NpyArray> &results,
                     const std::vector<NpyArray> &expected) {
   double maxAbs = 0, maxRef = 0;
+  int64_t nans = 0;
   bool isF64 = false;
   for (size_t r = 0; r < results.size(); ++r) {
     if (results[r].shape != expected[r].shape) {
@@ -444,6 +445,7 @@ int Runner::compare(const std::vector<NpyArray> &results,
         diff = INFINITY;
       else if (std::isnan(a) || a == b)
         diff = 0;
+      nans += std::isnan(b);
       maxAbs = std::max(maxAbs, diff);
       if (!std::isnan(b))
         maxRef = std::max(maxRef, std::fabs(b));
@@ -452,6 +454,12 @@ int Runner::compare(const std::vector<NpyArray> &results,
   // Normwise relative error: partial sums in another order move every
   // element by a fraction of the largest magnitude, not of its own.
   double maxRel = maxAbs == 0 ? 0 : maxAbs / std::max(maxRef, 1e-30);
+  // NaNs in the same places compare equal, so a NaN reference checks
+  // nothing there: say so.
+  if (nans)
+    llvm::errs() << "sbp-run: warning: " << nans
+                 << " elements of the reference are NaN; only their places "
+                    "are compared\n";
   llvm::outs() << "max_abs_err=" << llvm::format("%.6g", maxAbs)
                << " max_rel_err=" << llvm::format("%.6g", maxRel) << "\n";
   double tol = tolFlag >= 0 ? tolFlag.getValue() : isF64 ? 1e-10 : 1e-4;
