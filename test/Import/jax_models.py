@@ -41,6 +41,26 @@ def adam_inputs(rng, sizes=(16, 32, 32, 8), batch=8):
     return params, m, v, x, y
 
 
+def cnn(p, x):
+    """NHWC: conv 3x3 -> relu -> 2x2 max pool -> grouped conv -> relu ->
+    global average pool -> dense."""
+    dn = ("NHWC", "HWIO", "NHWC")
+    h = jax.lax.conv_general_dilated(x, p["c1"], (1, 1), "SAME", dimension_numbers=dn)
+    h = jax.nn.relu(h + p["b1"])
+    h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    h = jax.lax.conv_general_dilated(h, p["c2"], (2, 2), ((1, 1), (1, 1)),
+                                     dimension_numbers=dn, feature_group_count=2)
+    h = jax.nn.relu(h).mean(axis=(1, 2))
+    return jax.nn.log_softmax(h @ p["fc"])
+
+
+def cnn_params(rng):
+    def w(*shape):
+        return (rng.standard_normal(shape) / np.sqrt(np.prod(shape[:-1]))).astype(np.float32)
+    return {"c1": w(3, 3, 3, 8), "b1": np.zeros(8, np.float32),
+            "c2": w(3, 3, 4, 16), "fc": w(16, 10)}
+
+
 def layer_norm(x, g, b):
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)

@@ -3,6 +3,8 @@
   train  an MLP's Adam step (jax.value_and_grad) on 1 rank and on 4 with the
          batch split (data parallel): updated parameters within 1e-4;
   gpt    a GPT block with Megatron shardings on 4 ranks, against JAX;
+  cnn    a small CNN (convolutions, grouped too, pooling) on 1 rank and on
+         4 with the batch split, against JAX;
   twin   JAX's generic-form print and its pretty print of the GPT block
          import to the same program;
   bert   BERT-base exported by torch-xla (--bert FILE) with valid token,
@@ -99,6 +101,25 @@ def gpt(args, tmp):
     return compare("gpt block, Megatron shardings, 4 ranks", got, fn(*inputs), 1e-4)
 
 
+def cnn(args, tmp):
+    rng = np.random.default_rng(3)
+    params = jax_models.cnn_params(rng)
+    x = rng.standard_normal((8, 16, 16, 3)).astype(np.float32)
+    want = jax.jit(jax_models.cnn)(params, x)
+    ok = True
+    for ranks in (1, 4):
+        shardings = None
+        if ranks > 1:
+            mesh = jax.make_mesh((ranks,), ("dp",), axis_types=(jax.sharding.AxisType.Auto,))
+            shardings = (jax.tree.map(lambda _: NamedSharding(mesh, P()), params),
+                         NamedSharding(mesh, P("dp")))
+        text = jax.jit(jax_models.cnn, in_shardings=shardings).lower(params, x).as_text()
+        got = run(args, text, jax.tree_util.tree_leaves((params, x)), tmp,
+                  "cnn%d" % ranks, ranks)
+        ok &= compare("cnn on %d rank(s)" % ranks, got, want, 1e-4)
+    return ok
+
+
 def twin(args, tmp):
     fn, inputs = gpt_setup()
     lowered = fn.lower(*inputs)
@@ -174,7 +195,7 @@ def main():
     parser.add_argument("--run", required=True)
     parser.add_argument("--opt", required=True)
     parser.add_argument("--bert", help="pt_bert.mlir, for the bert check")
-    parser.add_argument("checks", nargs="*", default=["train", "gpt", "twin"])
+    parser.add_argument("checks", nargs="*", default=["train", "gpt", "cnn", "twin"])
     args = parser.parse_args()
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
