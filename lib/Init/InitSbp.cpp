@@ -10,7 +10,8 @@
 #include "sbp/Transforms/Pipelines.h"
 
 void mlir::sbp::registerSbpDialects(DialectRegistry &registry) {
-  registry.insert<SbpDialect, stablehlo::StablehloDialect, chlo::ChloDialect>();
+  registry.insert<SbpDialect, stablehlo::StablehloDialect, chlo::ChloDialect,
+                  sdy::SdyDialect>();
   registerSignatureExternalModels(registry);
 }
 

@@ -149,3 +149,30 @@ func.func @bad_gather(%t: tensor<10x6xf32>, %i: tensor<3x1xi32>) -> tensor<3x6xf
   %0 = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dimz = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 6>}> : (tensor<10x6xf32>, tensor<3x1xi32>) -> tensor<3x6xf32>
   return %0 : tensor<3x6xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @shardy_order(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{dimension 0 is split over mesh axes out of mesh order}}
+  %0 = sdy.sharding_constraint %a <@mesh, [{"y", "x"}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+func.func @shardy_axis(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{mesh @mesh has no axis "z"}}
+  %0 = sdy.sharding_constraint %a <@mesh, [{"z"}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4]>
+func.func @sub_axis(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{sub-axes of a mesh axis are not supported}}
+  %0 = sdy.sharding_constraint %a <@mesh, [{"x":(1)2}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

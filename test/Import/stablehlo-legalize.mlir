@@ -146,3 +146,20 @@ func.func @embedding(%t: tensor<10x6xf32>, %i: tensor<2x3x1xi32>) -> tensor<2x3x
   %0 = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, slice_sizes = array<i64: 1, 6>}> : (tensor<10x6xf32>, tensor<2x3x1xi32>) -> tensor<2x3x6xf32>
   return %0 : tensor<2x3x6xf32>
 }
+
+// -----
+
+// Shardy, JAX's default partitioner: its mesh becomes an sbp.mesh of the
+// same name and axes; an axis listed for a dimension splits it.
+// CHECK: sbp.mesh @mesh shape = [2, 2] axes = ["x", "y"]
+// CHECK-LABEL: func public @shardy
+// CHECK-SAME: sbp.sharding = #sbp.nd<@mesh, [S(0), B]>
+// CHECK-SAME: sbp.sharding = #sbp.nd<@mesh, [B, S(1)]>
+// CHECK: sbp.annotate %{{.*}} #sbp.nd<@mesh, [S(1), S(1)]>
+// CHECK-NOT: sdy.
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func public @shardy(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %w: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y", ?}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{}, {"x", "y"}]> : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}

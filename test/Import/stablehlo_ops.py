@@ -119,6 +119,7 @@ def cases():
     yield "case", "case", lambda a: lax.switch(1, [jnp.sin, jnp.cos, jnp.tanh], a), (x,)
     yield "case_clamped", "case", lambda a: lax.switch(7, [jnp.sin, jnp.cos, jnp.tanh], a), (x,)
     yield "sharding", "custom_call @Sharding", lambda a: jnp.tanh(lax.with_sharding_constraint(a * 2, NamedSharding(MESH, P("x", None)))), (x,)
+    yield "shardy", "sdy.sharding_constraint", lambda a: jnp.tanh(lax.with_sharding_constraint(a * 2, NamedSharding(MESH, P(None, "x")))), (x,)
 
 
 # Ops JAX 0.10 no longer emits (it writes logistic as 1 / (1 + exp(-x)) and
@@ -151,7 +152,10 @@ def run_case(args, name, op, fn, inputs, tmp, ranks):
             NamedSharding(MESH, P("x") if np.ndim(a) and np.shape(a)[0] % ranks == 0 else P())
             for a in inputs)
     jitted = jax.jit(fn, in_shardings=shardings) if shardings else jax.jit(fn)
+    # JAX's default partitioner, Shardy, prints sdy.* shardings.
+    jax.config.update("jax_use_shardy_partitioner", name == "shardy")
     text = HANDWRITTEN.get(name) or jitted.lower(*inputs).as_text()
+    jax.config.update("jax_use_shardy_partitioner", False)
     pattern = op if "." in op.split()[0] else "stablehlo." + op
     if not re.search(re.escape(pattern) + r"\b", text):
         return "the export has no %s" % pattern
@@ -198,7 +202,7 @@ def main():
                 continue
             problems = []
             # A program with a sharding constraint names its mesh.
-            for r in ranks if name != "sharding" else [r for r in ranks if r > 1]:
+            for r in ranks if name not in ("sharding", "shardy") else [r for r in ranks if r > 1]:
                 problem = run_case(args, name, op, fn, inputs, tmp, r)
                 if problem:
                     problems.append("%d rank(s): %s" % (r, problem))

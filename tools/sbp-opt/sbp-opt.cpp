@@ -74,8 +74,10 @@ importStablehlo(std::unique_ptr<llvm::MemoryBuffer> input,
   std::string printed;
   llvm::raw_string_ostream os(printed);
   module->print(os, OpPrintingFlags().enableDebugInfo());
-  return llvm::MemoryBuffer::getMemBufferCopy(printed,
-                                              text.getBufferIdentifier());
+  // Shardings become `sbp.annotate %x #sbp.nd<...>`, which MLIR's parser
+  // reads only after the rewrite every sbp input gets.
+  return llvm::MemoryBuffer::getMemBufferCopy(
+      mlir::sbp::normalizeSbpSyntax(printed), text.getBufferIdentifier());
 }
 
 /// Imports an ONNX model into MLIR text; null after printing the errors.

@@ -19,19 +19,20 @@ class MemoryBuffer;
 namespace mlir {
 namespace sbp {
 
-/// True when `text` may hold StableHLO or CHLO ops (a cheap look before
-/// parsing).
+/// True when `text` may hold StableHLO, CHLO or Shardy ops (a cheap look
+/// before parsing).
 inline bool mayHoldStablehlo(llvm::StringRef text) {
-  return text.contains("stablehlo.") || text.contains("chlo.");
+  return text.contains("stablehlo.") || text.contains("chlo.") ||
+         text.contains("sdy.");
 }
 
-/// Reports, at their first location, every op name of the stablehlo and
-/// chlo dialects in `buffer` that sbp does not know (the parser would stop
+/// Reports, at their first location, every op name of the stablehlo, chlo
+/// and sdy dialects in `buffer` that sbp does not know (the parser would stop
 /// at the first); fails when there is one.
 LogicalResult checkStablehloOpNames(const llvm::MemoryBuffer &buffer,
                                     MLIRContext *context);
 
-/// True when `module` holds StableHLO or CHLO ops.
+/// True when `module` holds StableHLO, CHLO or Shardy ops.
 bool isStablehloModule(ModuleOp module);
 
 /// Inlining, `sbp-legalize-stablehlo`, then clean-up: the

@@ -269,7 +269,9 @@ def SbpLegalizeStablehloPass : Pass<"sbp-legalize-stablehlo", "ModuleOp"> {
       `custom_call @Sharding`) become `sbp.sharding` attributes and
       `sbp.annotate` ops on one `sbp.mesh @mesh` whose axes cut the device
       ids at every boundary the shardings use: `{devices=[1,2]<=[2]}`
-      becomes `#sbp.nd<@mesh, [S(1)]>`.
+      becomes `#sbp.nd<@mesh, [S(1)]>`; Shardy's `sdy.mesh`, `sdy.sharding`
+      and `sdy.sharding_constraint` become an `sbp.mesh` of the same axes,
+      `sbp.sharding` and `sbp.annotate`.
 
     Calls are expected to be inlined first (the `sbp-import-stablehlo`
     pipeline does that). Every op that cannot be converted is reported at its

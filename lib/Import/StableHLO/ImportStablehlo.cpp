@@ -15,6 +15,7 @@ LogicalResult sbp::checkStablehloOpNames(const llvm::MemoryBuffer &buffer,
                                          MLIRContext *context) {
   context->getOrLoadDialect<stablehlo::StablehloDialect>();
   context->getOrLoadDialect<chlo::ChloDialect>();
+  context->getOrLoadDialect<sdy::SdyDialect>();
   StringRef text = buffer.getBuffer();
   StringRef file = buffer.getBufferIdentifier();
   // Names in op position: not an attribute (`#stablehlo.gather`) nor part
@@ -30,7 +31,8 @@ LogicalResult sbp::checkStablehloOpNames(const llvm::MemoryBuffer &buffer,
       continue;
     }
     StringRef rest = text.drop_front(i);
-    if (!rest.starts_with("stablehlo.") && !rest.starts_with("chlo."))
+    if (!rest.starts_with("stablehlo.") && !rest.starts_with("chlo.") &&
+        !rest.starts_with("sdy."))
       continue;
     char before = i ? text[i - 1] : ' ';
     if (llvm::isAlnum(before) || before == '_' || before == '.' ||
@@ -41,7 +43,9 @@ LogicalResult sbp::checkStablehloOpNames(const llvm::MemoryBuffer &buffer,
     StringRef name = rest.take_front(end);
     if (name.ends_with("."))
       name = name.drop_back();
-    if (!RegisteredOperationName::lookup(name, context)) {
+    // An attribute name (`{sdy.sharding = ...}`) is followed by `=`.
+    bool isAttribute = rest.drop_front(name.size()).ltrim().starts_with("=");
+    if (!isAttribute && !RegisteredOperationName::lookup(name, context)) {
       auto [it, inserted] = unknown.try_emplace(
           name, FileLineColLoc::get(context, file, line, i - lineStart + 1),
           0);
@@ -70,7 +74,8 @@ LogicalResult sbp::checkStablehloOpNames(const llvm::MemoryBuffer &buffer,
 bool sbp::isStablehloModule(ModuleOp module) {
   bool found = false;
   module.walk([&](Operation *op) {
-    if (isa<stablehlo::StablehloDialect, chlo::ChloDialect>(op->getDialect())) {
+    if (isa<stablehlo::StablehloDialect, chlo::ChloDialect, sdy::SdyDialect>(
+            op->getDialect())) {
       found = true;
       return WalkResult::interrupt();
     }

@@ -32,7 +32,8 @@ namespace {
 constexpr StringLiteral kHloSharding = "mhlo.sharding";
 
 bool isStablehloOp(Operation *op) {
-  return isa<shlo::StablehloDialect, chlo::ChloDialect>(op->getDialect());
+  return isa<shlo::StablehloDialect, chlo::ChloDialect, sdy::SdyDialect>(
+      op->getDialect());
 }
 
 /// Constants whose values were elided become arguments of their function;
@@ -177,12 +178,97 @@ LogicalResult importShardings(ModuleOp module) {
   return success();
 }
 
+/// Turns Shardy's meshes, `sdy.sharding` attributes and sharding
+/// constraints into sbp's: one `sbp.mesh` per `sdy.mesh`, of the same name
+/// and axes.
+LogicalResult importShardy(ModuleOp module) {
+  llvm::StringMap<sdy::MeshAttr> meshes;
+  for (sdy::MeshOp mesh :
+       llvm::make_early_inc_range(module.getOps<sdy::MeshOp>())) {
+    meshes[mesh.getSymName()] = mesh.getMesh();
+    OpBuilder b(mesh);
+    SmallVector<StringRef> names;
+    for (Attribute name : mesh.getMesh().getNames())
+      names.push_back(cast<StringAttr>(name).getValue());
+    MeshOp::create(b, mesh.getLoc(), mesh.getSymName(),
+                   mesh.getMesh().getSizes(), b.getStrArrayAttr(names));
+    mesh.erase();
+  }
+  auto convert = [&](Operation *at,
+                     sdy::TensorShardingAttr sharding) -> FailureOr<NdSbpAttr> {
+    StringRef meshName = sharding.getMesh().getValue();
+    auto it = meshes.find(meshName);
+    if (it == meshes.end())
+      return at->emitError() << "no sdy.mesh @" << meshName;
+    ArrayAttr names = it->second.getNames();
+    SmallVector<SbpEntry> entries(names.size(), SbpEntry::broadcast());
+    for (auto [dim, axes] : llvm::enumerate(sharding.getDims())) {
+      int64_t last = -1;
+      for (Attribute axis : cast<ArrayAttr>(axes)) {
+        const auto *found = llvm::find(names, axis);
+        if (found == names.end())
+          return at->emitError()
+                 << "mesh @" << meshName << " has no axis " << axis;
+        int64_t index = found - names.begin();
+        if (index < last)
+          return at->emitError()
+                 << "dimension " << dim
+                 << " is split over mesh axes out of mesh order";
+        last = index;
+        entries[index] = SbpEntry::split(dim);
+      }
+    }
+    return NdSbpAttr::get(module.getContext(), sharding.getMesh(), entries);
+  };
+  constexpr StringLiteral kSdySharding = "sdy.sharding";
+  StringRef name = SbpDialect::getShardingAttrName();
+  WalkResult result = module.walk([&](Operation *op) -> WalkResult {
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (auto attr = func.getArgAttrOfType<sdy::TensorShardingAttr>(
+                i, kSdySharding)) {
+          FailureOr<NdSbpAttr> nd = convert(op, attr);
+          if (failed(nd))
+            return WalkResult::interrupt();
+          func.removeArgAttr(i, kSdySharding);
+          if (!nd->isReplicated())
+            func.setArgAttr(i, name, *nd);
+        }
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        if (auto attr = func.getResultAttrOfType<sdy::TensorShardingAttr>(
+                i, kSdySharding)) {
+          FailureOr<NdSbpAttr> nd = convert(op, attr);
+          if (failed(nd))
+            return WalkResult::interrupt();
+          func.removeResultAttr(i, StringAttr::get(op->getContext(),
+                                                   kSdySharding));
+          if (!nd->isReplicated())
+            func.setResultAttr(i, name, *nd);
+        }
+      return WalkResult::advance();
+    }
+    auto constraint = dyn_cast<sdy::ShardingConstraintOp>(op);
+    if (!constraint)
+      return WalkResult::advance();
+    FailureOr<NdSbpAttr> nd = convert(op, constraint.getSharding());
+    if (failed(nd))
+      return WalkResult::interrupt();
+    OpBuilder b(op);
+    Value annotated =
+        AnnotateOp::create(b, op->getLoc(), constraint.getInput(), *nd);
+    constraint.getResult().replaceAllUsesWith(annotated);
+    op->erase();
+    return WalkResult::skip();
+  });
+  return failure(result.wasInterrupted());
+}
+
 struct LegalizeStablehloPass
     : public sbp::impl::SbpLegalizeStablehloPassBase<LegalizeStablehloPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     liftElidedConstants(module);
-    if (failed(importShardings(module)))
+    if (failed(importShardings(module)) || failed(importShardy(module)))
       return signalPassFailure();
 
     ConverterTable table;

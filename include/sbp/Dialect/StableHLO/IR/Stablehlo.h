@@ -9,6 +9,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "sbp/Dialect/StableHLO/IR/StablehloEnums.h.inc"
@@ -25,5 +26,13 @@
 
 #define GET_OP_CLASSES
 #include "sbp/Dialect/StableHLO/IR/ChloOps.h.inc"
+
+#include "sbp/Dialect/StableHLO/IR/ShardyOpsDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "sbp/Dialect/StableHLO/IR/ShardyAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "sbp/Dialect/StableHLO/IR/ShardyOps.h.inc"
 
 #endif // SBP_DIALECT_STABLEHLO_IR_STABLEHLO_H
