@@ -24,9 +24,8 @@ bool isLoopNest(Operation &op) {
 
 /// Moves `loop` of `parent` into a new private function placed after
 /// `previous` and calls it in its place; returns the new function.
-func::FuncOp outline(Operation *loop, func::FuncOp parent,
-                     Operation *previous, SymbolTable &symbols,
-                     unsigned index) {
+func::FuncOp outline(Operation *loop, func::FuncOp parent, Operation *previous,
+                     SymbolTable &symbols, unsigned index) {
   MLIRContext *ctx = loop->getContext();
   SetVector<Value> captured(llvm::from_range, loop->getOperands());
   getUsedValuesDefinedAbove(loop->getRegions(), captured);

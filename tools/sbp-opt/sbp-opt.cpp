@@ -13,16 +13,16 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/Parser/Parser.h"
-#include "llvm/Support/SourceMgr.h"
 #include "sbp/Import/Onnx.h"
 #include "sbp/Import/Stablehlo.h"
 #include "sbp/InitSbp.h"
 #include "sbp/Runtime/Npy.h"
 #include "sbp/Tools/InputFile.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -158,9 +158,8 @@ int main(int argc, char **argv) {
     input = importOnnx(*input, registry);
     if (!input)
       return 1;
-  }
-  else if (importStablehloFlag && config.inputSplitMarker().empty() &&
-           mlir::sbp::mayHoldStablehlo(input->getBuffer())) {
+  } else if (importStablehloFlag && config.inputSplitMarker().empty() &&
+             mlir::sbp::mayHoldStablehlo(input->getBuffer())) {
     input = importStablehlo(std::move(input), registry);
     if (!input)
       return 1;

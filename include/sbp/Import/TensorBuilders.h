@@ -65,7 +65,8 @@ FailureOr<Value> buildContraction(OpBuilder &b, Location loc, ValueRange inputs,
                                   ArrayRef<SmallVector<int64_t>> labels,
                                   ArrayRef<int64_t> outLabels);
 
-/// Converts a scalar between element types (ONNX Cast and StableHLO convert semantics: to i1 is `!= 0`, float to integer truncates).
+/// Converts a scalar between element types (ONNX Cast and StableHLO convert
+/// semantics: to i1 is `!= 0`, float to integer truncates).
 Value castScalar(OpBuilder &b, Location loc, Value value, Type to);
 
 } // namespace tensor_builders

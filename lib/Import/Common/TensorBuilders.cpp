@@ -10,12 +10,12 @@ using namespace mlir::sbp;
 using namespace mlir::sbp::tensor_builders;
 
 Value tensor_builders::createEmpty(OpBuilder &b, Location loc,
-                               ArrayRef<int64_t> shape, Type elementType) {
+                                   ArrayRef<int64_t> shape, Type elementType) {
   return tensor::EmptyOp::create(b, loc, shape, elementType);
 }
 
 Value tensor_builders::createScalar(OpBuilder &b, Location loc, Type type,
-                                double value) {
+                                    double value) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
   if (type.isIndex())
@@ -27,8 +27,8 @@ Value tensor_builders::createScalar(OpBuilder &b, Location loc, Type type,
 }
 
 Value tensor_builders::createFilled(OpBuilder &b, Location loc,
-                                ArrayRef<int64_t> shape, Type elementType,
-                                double value) {
+                                    ArrayRef<int64_t> shape, Type elementType,
+                                    double value) {
   Value scalar = createScalar(b, loc, elementType, value);
   Value empty = createEmpty(b, loc, shape, elementType);
   return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
@@ -54,10 +54,9 @@ tensor_builders::broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
   return result;
 }
 
-Value tensor_builders::buildElementwise(OpBuilder &b, Location loc,
-                                    ValueRange inputs, Type resultElementType,
-                                    ScalarBuilder body,
-                                    std::optional<ArrayRef<int64_t>> shape) {
+Value tensor_builders::buildElementwise(
+    OpBuilder &b, Location loc, ValueRange inputs, Type resultElementType,
+    ScalarBuilder body, std::optional<ArrayRef<int64_t>> shape) {
   SmallVector<ArrayRef<int64_t>> shapes;
   for (Value input : inputs)
     shapes.push_back(cast<RankedTensorType>(input.getType()).getShape());
@@ -94,8 +93,8 @@ Value tensor_builders::buildElementwise(OpBuilder &b, Location loc,
 }
 
 Value tensor_builders::buildReduction(OpBuilder &b, Location loc, Value input,
-                                  ArrayRef<int64_t> axes, bool keepDims,
-                                  double initValue, ScalarBuilder combine) {
+                                      ArrayRef<int64_t> axes, bool keepDims,
+                                      double initValue, ScalarBuilder combine) {
   auto type = cast<RankedTensorType>(input.getType());
   unsigned rank = type.getRank();
   SmallVector<int64_t> reducedShape;
@@ -166,7 +165,7 @@ findReassociation(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
 } // namespace
 
 Value tensor_builders::buildReshape(OpBuilder &b, Location loc, Value input,
-                                ArrayRef<int64_t> shape) {
+                                    ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(input.getType());
   if (type.getShape() == shape)
     return input;
@@ -203,8 +202,8 @@ Value tensor_builders::createMul(OpBuilder &b, Location loc, Value x, Value y) {
 
 FailureOr<Value>
 tensor_builders::buildContraction(OpBuilder &b, Location loc, ValueRange inputs,
-                              ArrayRef<SmallVector<int64_t>> labels,
-                              ArrayRef<int64_t> outLabels) {
+                                  ArrayRef<SmallVector<int64_t>> labels,
+                                  ArrayRef<int64_t> outLabels) {
   int64_t numLoops = 0;
   for (const SmallVector<int64_t> &operand : labels)
     for (int64_t label : operand)
@@ -255,7 +254,7 @@ tensor_builders::buildContraction(OpBuilder &b, Location loc, ValueRange inputs,
 }
 
 Value tensor_builders::castScalar(OpBuilder &b, Location loc, Value value,
-                              Type to) {
+                                  Type to) {
   Type from = value.getType();
   if (from == to)
     return value;
@@ -284,4 +283,3 @@ Value tensor_builders::castScalar(OpBuilder &b, Location loc, Value value,
              ? Value(arith::ExtSIOp::create(b, loc, to, value))
              : Value(arith::TruncIOp::create(b, loc, to, value));
 }
-

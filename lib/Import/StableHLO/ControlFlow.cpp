@@ -23,7 +23,8 @@ constexpr int64_t kMaxTrips = 4096;
 
 /// Clones the ops of `block` but its terminator in front of the builder's
 /// point with `arguments` for its arguments; returns what it returns.
-SmallVector<Value> cloneBlock(OpBuilder &b, Block &block, ValueRange arguments) {
+SmallVector<Value> cloneBlock(OpBuilder &b, Block &block,
+                              ValueRange arguments) {
   IRMapping mapping;
   mapping.map(block.getArguments(), arguments);
   for (Operation &op : block.without_terminator())

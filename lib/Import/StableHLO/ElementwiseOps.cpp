@@ -121,9 +121,8 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
   auto elementOf = [](Value v) {
     return cast<ShapedType>(v.getType()).getElementType();
   };
-  Type resultType = op->getNumResults() == 1
-                        ? elementOf(op->getResult(0))
-                        : Type();
+  Type resultType =
+      op->getNumResults() == 1 ? elementOf(op->getResult(0)) : Type();
   Value x = operands.empty() ? Value() : operands[0];
   bool isFloatOp = x && isa<FloatType>(x.getType());
   auto floatOnly = [&](auto build) -> FailureOr<Value> {
@@ -162,9 +161,11 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
           return math::PowFOp::create(b, loc, operands);
         return math::IPowIOp::create(b, loc, operands);
       })
-      .Case([&](shlo::AndOp) { return arith::AndIOp::create(b, loc, operands); })
+      .Case(
+          [&](shlo::AndOp) { return arith::AndIOp::create(b, loc, operands); })
       .Case([&](shlo::OrOp) { return arith::OrIOp::create(b, loc, operands); })
-      .Case([&](shlo::XorOp) { return arith::XOrIOp::create(b, loc, operands); })
+      .Case(
+          [&](shlo::XorOp) { return arith::XOrIOp::create(b, loc, operands); })
       .Case([&](shlo::ShiftLeftOp) {
         return arith::ShLIOp::create(b, loc, operands);
       })
@@ -175,7 +176,8 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
         return arith::ShRUIOp::create(b, loc, operands);
       })
       .Case([&](shlo::Atan2Op) {
-        return floatOnly([&] { return math::Atan2Op::create(b, loc, operands); });
+        return floatOnly(
+            [&] { return math::Atan2Op::create(b, loc, operands); });
       })
       .Case([&](shlo::AbsOp) {
         return floatOrInt<math::AbsFOp, math::AbsIOp>(b, loc, x);
@@ -183,8 +185,8 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
       .Case([&](shlo::NegateOp) -> Value {
         if (isFloatOp)
           return arith::NegFOp::create(b, loc, x);
-        return arith::SubIOp::create(b, loc, createScalar(b, loc, x.getType(), 0),
-                                     x);
+        return arith::SubIOp::create(b, loc,
+                                     createScalar(b, loc, x.getType(), 0), x);
       })
       .Case([&](shlo::NotOp) -> Value {
         Value ones = x.getType().isInteger(1)
@@ -241,7 +243,8 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
       .Case([&](shlo::LogisticOp) {
         return floatOnly([&]() -> Value {
           Value one = createScalar(b, loc, x.getType(), 1);
-          Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+          Value e =
+              math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
           return arith::DivFOp::create(b, loc, one,
                                        arith::AddFOp::create(b, loc, one, e));
         });
@@ -250,9 +253,10 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
         return floatOnly([&]() -> Value {
           Value inf = arith::ConstantOp::create(
               b, loc,
-              b.getFloatAttr(x.getType(),
-                             APFloat::getInf(
-                                 cast<FloatType>(x.getType()).getFloatSemantics())));
+              b.getFloatAttr(
+                  x.getType(),
+                  APFloat::getInf(
+                      cast<FloatType>(x.getType()).getFloatSemantics())));
           return arith::CmpFOp::create(b, loc, CmpFPredicate::ONE,
                                        math::AbsFOp::create(b, loc, x), inf);
         });
@@ -299,9 +303,10 @@ stablehlo_import::buildScalarRegion(OpBuilder &b, Region &region,
         op.emitError("only scalar constants are supported in a combiner");
         return failure();
       }
-      mapping.map(constant.getResult(),
-                  arith::ConstantOp::create(
-                      b, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>())));
+      mapping.map(
+          constant.getResult(),
+          arith::ConstantOp::create(
+              b, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>())));
       continue;
     }
     if (isa<shlo::BroadcastInDimOp, shlo::ReshapeOp>(op) &&
@@ -403,7 +408,8 @@ Value stablehlo_import::extractScalar(OpBuilder &b, Location loc,
                                       Value tensor) {
   Attribute value;
   if (matchPattern(tensor, m_Constant(&value)))
-    if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
+    if (auto dense = dyn_cast<DenseElementsAttr>(value);
+        dense && dense.isSplat())
       return arith::ConstantOp::create(
           b, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>()));
   auto type = cast<RankedTensorType>(tensor.getType());
@@ -452,14 +458,46 @@ FailureOr<SmallVector<Value>> convertElementwise(Operation *op, OpBuilder &b) {
 } // namespace
 
 void stablehlo_import::addElementwiseConverters(ConverterTable &table) {
-  for (StringRef name :
-       {"add", "subtract", "multiply", "divide", "remainder", "maximum",
-        "minimum", "power", "and", "or", "xor", "shift_left",
-        "shift_right_arithmetic", "shift_right_logical", "atan2", "abs",
-        "negate", "not", "sign", "exponential", "exponential_minus_one", "log",
-        "log_plus_one", "sqrt", "rsqrt", "cbrt", "tanh", "tan", "cosine",
-        "sine", "floor", "ceil", "round_nearest_even", "round_nearest_afz",
-        "logistic", "is_finite", "convert", "compare", "select", "clamp"})
+  for (StringRef name : {"add",
+                         "subtract",
+                         "multiply",
+                         "divide",
+                         "remainder",
+                         "maximum",
+                         "minimum",
+                         "power",
+                         "and",
+                         "or",
+                         "xor",
+                         "shift_left",
+                         "shift_right_arithmetic",
+                         "shift_right_logical",
+                         "atan2",
+                         "abs",
+                         "negate",
+                         "not",
+                         "sign",
+                         "exponential",
+                         "exponential_minus_one",
+                         "log",
+                         "log_plus_one",
+                         "sqrt",
+                         "rsqrt",
+                         "cbrt",
+                         "tanh",
+                         "tan",
+                         "cosine",
+                         "sine",
+                         "floor",
+                         "ceil",
+                         "round_nearest_even",
+                         "round_nearest_afz",
+                         "logistic",
+                         "is_finite",
+                         "convert",
+                         "compare",
+                         "select",
+                         "clamp"})
     table[("stablehlo." + name).str()] = convertElementwise;
   table["chlo.erf"] = convertElementwise;
   table["chlo.erfc"] = convertElementwise;

@@ -150,14 +150,15 @@ int HloShardingSet::add(StringRef text, std::string &error) {
   sharding.replicateLast = body.contains("last_tile_dim_replicate") ||
                            body.contains("last_tile_dims={replicated}");
   if (body.contains("manual")) {
-    error = "manual shardings (shard_map) are not supported: '" + text.str() +
-            "'";
+    error =
+        "manual shardings (shard_map) are not supported: '" + text.str() + "'";
     return -1;
   }
   // The transposed iota's runs of digits, major first.
   SmallVector<Piece> pieces;
   for (int64_t axis : perm)
-    pieces.push_back({dims[axis], product(ArrayRef(dims).drop_front(axis + 1))});
+    pieces.push_back(
+        {dims[axis], product(ArrayRef(dims).drop_front(axis + 1))});
   size_t next = 0;
   for (int64_t tile : tileDims) {
     SmallVector<Piece> &taken = sharding.tiles.emplace_back();

@@ -1,10 +1,10 @@
 //===- ImportStablehlo.cpp - The StableHLO import pipeline ----------------===//
 
-#include "sbp/Import/Stablehlo.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "sbp/Dialect/StableHLO/IR/Stablehlo.h"
+#include "sbp/Import/Stablehlo.h"
 #include "sbp/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -47,8 +47,7 @@ LogicalResult sbp::checkStablehloOpNames(const llvm::MemoryBuffer &buffer,
     bool isAttribute = rest.drop_front(name.size()).ltrim().starts_with("=");
     if (!isAttribute && !RegisteredOperationName::lookup(name, context)) {
       auto [it, inserted] = unknown.try_emplace(
-          name, FileLineColLoc::get(context, file, line, i - lineStart + 1),
-          0);
+          name, FileLineColLoc::get(context, file, line, i - lineStart + 1), 0);
       if (inserted)
         order.push_back(it->getKey());
       ++it->second.second;
@@ -57,7 +56,8 @@ LogicalResult sbp::checkStablehloOpNames(const llvm::MemoryBuffer &buffer,
   }
   for (StringRef name : order) {
     auto [loc, count] = unknown.lookup(name);
-    InFlightDiagnostic diag = emitError(Location(loc)) << "unknown op '" << name << "'";
+    InFlightDiagnostic diag = emitError(Location(loc))
+                              << "unknown op '" << name << "'";
     if (count > 1)
       diag << " (" << count << " uses)";
   }

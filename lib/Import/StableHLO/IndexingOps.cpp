@@ -32,8 +32,9 @@ AffineMap indexComponentMap(OpBuilder &b, unsigned loops, int64_t rank,
   SmallVector<AffineExpr> exprs;
   size_t next = 0;
   for (int64_t d = 0; d < rank; ++d)
-    exprs.push_back(d == indexVectorDim ? b.getAffineConstantExpr(k)
-                                        : b.getAffineDimExpr(batchLoops[next++]));
+    exprs.push_back(d == indexVectorDim
+                        ? b.getAffineConstantExpr(k)
+                        : b.getAffineDimExpr(batchLoops[next++]));
   return AffineMap::get(loops, 0, exprs, b.getContext());
 }
 
@@ -60,8 +61,9 @@ Result convertGather(Operation *op, OpBuilder &b) {
   if (!dims.getOperandBatchingDims().empty() ||
       static_cast<int64_t>(sliceSizes.size()) != operand.getRank() ||
       indexVectorDim > indices.getRank() ||
-      llvm::any_of(startIndexMap,
-                   [&](int64_t d) { return d < 0 || d >= operand.getRank(); })) {
+      llvm::any_of(startIndexMap, [&](int64_t d) {
+        return d < 0 || d >= operand.getRank();
+      })) {
     op->emitError("unsupported gather: batching dimensions, or dimension "
                   "numbers that do not fit the operands");
     return failure();
@@ -76,8 +78,9 @@ Result convertGather(Operation *op, OpBuilder &b) {
     if (!llvm::is_contained(collapsed, d))
       windowDims.push_back(d);
   int64_t indexRank = indices.getRank();
-  if (batchLoops.size() != static_cast<size_t>(
-                               indexRank - (indexVectorDim < indexRank ? 1 : 0)) ||
+  if (batchLoops.size() !=
+          static_cast<size_t>(indexRank -
+                              (indexVectorDim < indexRank ? 1 : 0)) ||
       windowDims.size() != offsetDims.size()) {
     op->emitError("gather dimension numbers do not match the result's rank");
     return failure();
@@ -87,8 +90,8 @@ Result convertGather(Operation *op, OpBuilder &b) {
   SmallVector<AffineMap> maps;
   for (size_t k = 0; k < startIndexMap.size(); ++k) {
     inputs.push_back(gather.getStartIndices());
-    maps.push_back(indexComponentMap(b, rank, indexRank, indexVectorDim, k,
-                                     batchLoops));
+    maps.push_back(
+        indexComponentMap(b, rank, indexRank, indexVectorDim, k, batchLoops));
   }
   maps.push_back(b.getMultiDimIdentityMap(rank));
   Value init = createEmpty(b, loc, out.getShape(), out.getElementType());
@@ -112,9 +115,8 @@ Result convertGather(Operation *op, OpBuilder &b) {
         for (auto [window, resultDim] : llvm::zip(windowDims, offsetDims))
           coords[window] = arith::AddIOp::create(
               nb, l, coords[window], linalg::IndexOp::create(nb, l, resultDim));
-        linalg::YieldOp::create(nb, l,
-                                tensor::ExtractOp::create(nb, l, table, coords)
-                                    .getResult());
+        linalg::YieldOp::create(
+            nb, l, tensor::ExtractOp::create(nb, l, table, coords).getResult());
       });
   return SmallVector<Value>{generic.getResult(0)};
 }
@@ -203,8 +205,9 @@ Result convertScatter(Operation *op, OpBuilder &b) {
           return;
         }
         linalg::YieldOp::create(
-            nb, l, arith::SelectOp::create(nb, l, match, (*combined)[0], acc)
-                       .getResult());
+            nb, l,
+            arith::SelectOp::create(nb, l, match, (*combined)[0], acc)
+                .getResult());
       });
   if (failed) {
     generic->erase();

@@ -69,8 +69,7 @@ void liftElidedConstants(ModuleOp module) {
       constant.replaceAllUsesWith(arg);
       constant.erase();
     }
-    func.setFunctionType(
-        FunctionType::get(ctx, inputs, func.getResultTypes()));
+    func.setFunctionType(FunctionType::get(ctx, inputs, func.getResultTypes()));
     func.setAllArgAttrs(argAttrs);
   });
 }
@@ -114,8 +113,8 @@ LogicalResult importShardings(ModuleOp module) {
       for (unsigned i = 0; i < func.getNumResults(); ++i)
         if (Attribute attr = func.getResultAttr(i, kHloSharding)) {
           int index = addSharding(op, attr);
-          func.removeResultAttr(i, StringAttr::get(op->getContext(),
-                                                   kHloSharding));
+          func.removeResultAttr(
+              i, StringAttr::get(op->getContext(), kHloSharding));
           if (index >= 0)
             uses.push_back({op, index, std::nullopt, i});
         }
@@ -141,8 +140,8 @@ LogicalResult importShardings(ModuleOp module) {
   FlatSymbolRefAttr meshRef;
   if (!set.getMeshShape().empty()) {
     OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-    auto mesh = MeshOp::create(b, module.getLoc(), "mesh",
-                               set.getMeshShape(), ArrayAttr());
+    auto mesh = MeshOp::create(b, module.getLoc(), "mesh", set.getMeshShape(),
+                               ArrayAttr());
     meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
     // A name taken already gets a suffix.
     if (SymbolTable(module).lookup("mesh") != mesh.getOperation())
@@ -240,8 +239,8 @@ LogicalResult importShardy(ModuleOp module) {
           FailureOr<NdSbpAttr> nd = convert(op, attr);
           if (failed(nd))
             return WalkResult::interrupt();
-          func.removeResultAttr(i, StringAttr::get(op->getContext(),
-                                                   kSdySharding));
+          func.removeResultAttr(
+              i, StringAttr::get(op->getContext(), kSdySharding));
           if (!nd->isReplicated())
             func.setResultAttr(i, name, *nd);
         }
@@ -303,8 +302,8 @@ struct LegalizeStablehloPass
             op->emitError() << "custom call @" << call.getCallTargetName()
                             << " is not supported";
           else
-            op->emitError() << "'" << op->getName()
-                            << "' is not supported by the importer";
+            op->emitError()
+                << "'" << op->getName() << "' is not supported by the importer";
           failed = true;
           continue;
         }

@@ -29,8 +29,8 @@ SmallVector<Value> buildInits(OpBuilder &b, Location loc, ValueRange inits,
   for (auto [init, shape] : llvm::zip(inits, shapes)) {
     Value scalar = extractScalar(b, loc, init);
     filled.push_back(
-        linalg::FillOp::create(
-            b, loc, scalar, createEmpty(b, loc, shape, scalar.getType()))
+        linalg::FillOp::create(b, loc, scalar,
+                               createEmpty(b, loc, shape, scalar.getType()))
             .getResult(0));
   }
   return filled;
@@ -41,8 +41,9 @@ SmallVector<Value> buildInits(OpBuilder &b, Location loc, ValueRange inits,
 /// accumulators first, then the elements.
 FailureOr<SmallVector<Value>>
 buildCombining(OpBuilder &b, Location loc, ValueRange inputs,
-               ArrayRef<AffineMap> inputMaps, ValueRange inits, AffineMap outMap,
-               ArrayRef<utils::IteratorType> iterators, Region &body) {
+               ArrayRef<AffineMap> inputMaps, ValueRange inits,
+               AffineMap outMap, ArrayRef<utils::IteratorType> iterators,
+               Region &body) {
   SmallVector<AffineMap> maps(inputMaps);
   maps.append(inits.size(), outMap);
   bool failed = false;
@@ -185,8 +186,8 @@ Result convertReduceWindow(Operation *op, OpBuilder &b) {
   // A shape-only operand gives the window loops their sizes.
   inputs.push_back(createEmpty(b, loc, sizes, b.getI1Type()));
   inputMaps.push_back(AffineMap::get(2 * rank, 0, windowExprs, ctx));
-  SmallVector<SmallVector<int64_t>> shapes(window.getInitValues().size(),
-                                           SmallVector<int64_t>(out.getShape()));
+  SmallVector<SmallVector<int64_t>> shapes(
+      window.getInitValues().size(), SmallVector<int64_t>(out.getShape()));
   SmallVector<Value> inits = buildInits(b, loc, window.getInitValues(), shapes);
   // The shape-only operand is not read: drop it from the combiner's view.
   Region &body = window.getBody();
@@ -207,8 +208,7 @@ Result convertReduceWindow(Operation *op, OpBuilder &b) {
   size_t n = inits.size();
   SmallVector<Value> arguments(block->getArguments().take_back(n));
   llvm::append_range(arguments, block->getArguments().take_front(n));
-  FailureOr<SmallVector<Value>> results =
-      buildScalarRegion(b, body, arguments);
+  FailureOr<SmallVector<Value>> results = buildScalarRegion(b, body, arguments);
   if (failed(results)) {
     generic->erase();
     return failure();
@@ -230,9 +230,10 @@ Value buildNamedProduct(OpBuilder &b, Location loc, Value lhs, Value rhs,
       lhsType.getElementType() != out.getElementType() ||
       rhsType.getElementType() != out.getElementType())
     return nullptr;
-  bool leadingBatch =
-      llvm::equal(dims.getLhsBatchingDimensions(), llvm::seq<int64_t>(0, batch)) &&
-      llvm::equal(dims.getRhsBatchingDimensions(), llvm::seq<int64_t>(0, batch));
+  bool leadingBatch = llvm::equal(dims.getLhsBatchingDimensions(),
+                                  llvm::seq<int64_t>(0, batch)) &&
+                      llvm::equal(dims.getRhsBatchingDimensions(),
+                                  llvm::seq<int64_t>(0, batch));
   if (!leadingBatch || batch > 1 || rhsType.getRank() != batch + 2 ||
       dims.getLhsContractingDimensions()[0] != lhsType.getRank() - 1 ||
       dims.getRhsContractingDimensions()[0] != batch)
@@ -251,8 +252,8 @@ Value buildNamedProduct(OpBuilder &b, Location loc, Value lhs, Value rhs,
   int64_t n = rhsType.getDimSize(1);
   Value flat = buildReshape(b, loc, lhs, {m, k});
   Value init = createFilled(b, loc, {m, n}, element, 0);
-  Value product =
-      linalg::MatmulOp::create(b, loc, ValueRange{flat, rhs}, init).getResult(0);
+  Value product = linalg::MatmulOp::create(b, loc, ValueRange{flat, rhs}, init)
+                      .getResult(0);
   return buildReshape(b, loc, product, out.getShape());
 }
 
@@ -307,10 +308,8 @@ Result buildDotGeneral(Operation *op, OpBuilder &b, Value lhs, Value rhs,
                   "in range");
     return failure();
   }
-  FailureOr<Value> product = buildContraction(
-      b, loc, {lhs, rhs},
-      {lhsLabels, rhsLabels},
-      outLabels);
+  FailureOr<Value> product =
+      buildContraction(b, loc, {lhs, rhs}, {lhsLabels, rhsLabels}, outLabels);
   if (failed(product) ||
       cast<RankedTensorType>(product->getType()).getShape() != out.getShape()) {
     op->emitError() << "operand sizes do not agree with the result " << out;
@@ -328,8 +327,8 @@ Result convertDotGeneral(Operation *op, OpBuilder &b) {
 Result convertDot(Operation *op, OpBuilder &b) {
   auto dot = cast<shlo::DotOp>(op);
   int64_t lhsRank = cast<ShapedType>(dot.getLhs().getType()).getRank();
-  auto dims = shlo::DotDimensionNumbersAttr::get(
-      b.getContext(), {}, {}, {lhsRank - 1}, {0});
+  auto dims = shlo::DotDimensionNumbersAttr::get(b.getContext(), {}, {},
+                                                 {lhsRank - 1}, {0});
   return buildDotGeneral(op, b, dot.getLhs(), dot.getRhs(), dims);
 }
 
@@ -357,7 +356,8 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
   std::optional<ArrayRef<bool>> reversal = conv.getWindowReversal();
   if (conv.getBatchGroupCount() != 1 || groups < 1 ||
       static_cast<int64_t>(pads.size()) != 2 * spatial ||
-      llvm::any_of(pads, [](int64_t p) { return p < 0; }) ||
+      llvm::any_of(
+          pads, [](int64_t p) { return p < 0; }) ||
       (reversal && llvm::is_contained(*reversal, true)) ||
       llvm::any_of(lhsDilation, [](int64_t d) { return d != 1; })) {
     op->emitError("convolutions with batch groups, input dilation, window "
@@ -376,7 +376,8 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
   Value input = padWith(b, loc, conv.getLhs(), zero, low, high);
   // Loops: batch, group, output feature within the group, output spatial,
   // then input feature within the group and kernel spatial (reductions).
-  int64_t outFeatures = kernel.getDimSize(dims.getKernelOutputFeatureDimension());
+  int64_t outFeatures =
+      kernel.getDimSize(dims.getKernelOutputFeatureDimension());
   int64_t inPerGroup = kernel.getDimSize(dims.getKernelInputFeatureDimension());
   if (outFeatures % groups ||
       in.getDimSize(dims.getInputFeatureDimension()) != inPerGroup * groups) {
@@ -384,8 +385,8 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
     return failure();
   }
   int64_t outPerGroup = outFeatures / groups;
-  unsigned nBatch = 0, nGroup = 1, nOutF = 2, nOutS = 3,
-           nInF = 3 + spatial, nK = 4 + spatial, numLoops = 4 + 2 * spatial;
+  unsigned nBatch = 0, nGroup = 1, nOutF = 2, nOutS = 3, nInF = 3 + spatial,
+           nK = 4 + spatial, numLoops = 4 + 2 * spatial;
   auto d = [&](unsigned loop) { return b.getAffineDimExpr(loop); };
   SmallVector<AffineExpr> inExprs(in.getRank()), kExprs(kernel.getRank()),
       outExprs(out.getRank());
@@ -432,7 +433,8 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
           iterators,
           [](OpBuilder &nb, Location l, ValueRange args) {
             linalg::YieldOp::create(
-                nb, l, createAdd(nb, l, args[2], createMul(nb, l, args[0], args[1])));
+                nb, l,
+                createAdd(nb, l, args[2], createMul(nb, l, args[0], args[1])));
           })
           .getResult(0);
   // The batch loop does not appear with a stride: the window is only valid

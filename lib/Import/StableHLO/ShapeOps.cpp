@@ -72,8 +72,8 @@ Result convertIota(Operation *op, OpBuilder &b) {
           [&](OpBuilder &nb, Location l, ValueRange) {
             Value index = linalg::IndexOp::create(nb, l, dim);
             Type element = type.getElementType();
-            Value value = arith::IndexCastOp::create(nb, l, nb.getI64Type(),
-                                                     index);
+            Value value =
+                arith::IndexCastOp::create(nb, l, nb.getI64Type(), index);
             linalg::YieldOp::create(nb, l, castScalar(nb, l, value, element));
           })
           .getResult(0));
@@ -118,7 +118,8 @@ Result convertReshape(Operation *op, OpBuilder &b) {
     op->emitError() << "cannot reshape " << in << " into " << out;
     return failure();
   }
-  return single(buildReshape(b, op->getLoc(), op->getOperand(0), out.getShape()));
+  return single(
+      buildReshape(b, op->getLoc(), op->getOperand(0), out.getShape()));
 }
 
 Result convertTranspose(Operation *op, OpBuilder &b) {
@@ -134,8 +135,8 @@ Result convertTranspose(Operation *op, OpBuilder &b) {
   }
   if (llvm::equal(perm, llvm::seq<int64_t>(0, out.getRank())))
     return single(transpose.getOperand());
-  Value init = createEmpty(b, op->getLoc(), out.getShape(),
-                           out.getElementType());
+  Value init =
+      createEmpty(b, op->getLoc(), out.getShape(), out.getElementType());
   return single(linalg::TransposeOp::create(b, op->getLoc(),
                                             transpose.getOperand(), init, perm)
                     .getResult()[0]);
@@ -210,8 +211,8 @@ Result convertSlice(Operation *op, OpBuilder &b) {
                     << " but its bounds give another";
     return failure();
   }
-  return single(buildSlice(b, op->getLoc(), slice.getOperand(), start, sizes,
-                           strides));
+  return single(
+      buildSlice(b, op->getLoc(), slice.getOperand(), start, sizes, strides));
 }
 
 Result convertDynamicSlice(Operation *op, OpBuilder &b) {
@@ -276,10 +277,10 @@ Result convertPad(Operation *op, OpBuilder &b) {
     crops |= low[d] < 0 || high[d] < 0;
   }
   Value scalar = extractScalar(b, loc, pad.getPaddingValue());
-  Value filled = linalg::FillOp::create(
-                     b, loc, scalar,
-                     createEmpty(b, loc, padded, in.getElementType()))
-                     .getResult(0);
+  Value filled =
+      linalg::FillOp::create(b, loc, scalar,
+                             createEmpty(b, loc, padded, in.getElementType()))
+          .getResult(0);
   SmallVector<int64_t> offsets, strides;
   for (int64_t d = 0; d < rank; ++d) {
     offsets.push_back(std::max<int64_t>(low[d], 0));

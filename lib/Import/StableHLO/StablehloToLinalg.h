@@ -1,4 +1,5 @@
-//===- StablehloToLinalg.h - Shared state of the StableHLO importer -*- C++ -*-===//
+//===- StablehloToLinalg.h - Shared state of the StableHLO importer -*- C++
+//-*-===//
 //
 // Each StableHLO op is converted by a function registered under its name,
 // which builds the op's logical meaning in func/linalg/tensor/arith/math in
@@ -53,7 +54,8 @@ RankedTensorType getStaticType(Operation *op, Value value);
 /// given as an operand), when it can be evaluated; `known` gives values of
 /// block arguments (a loop's counter).
 std::optional<int64_t>
-evaluateIndex(Value value, const llvm::DenseMap<Value, int64_t> *known = nullptr);
+evaluateIndex(Value value,
+              const llvm::DenseMap<Value, int64_t> *known = nullptr);
 
 /// A scalar of `tensor` (0-d): the constant itself when it is one.
 Value extractScalar(OpBuilder &b, Location loc, Value tensor);

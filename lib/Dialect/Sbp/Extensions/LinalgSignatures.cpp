@@ -134,10 +134,10 @@ void addMultiplyAccumulatePartials(linalg::LinalgOp linalgOp,
   auto isProduct = [](Value value) {
     return isa_and_nonnull<arith::MulFOp, arith::MulIOp>(value.getDefiningOp());
   };
-  Operation *accumulate =
-      body->getTerminator()->getOperand(0).getDefiningOp();
+  Operation *accumulate = body->getTerminator()->getOperand(0).getDefiningOp();
   if (!isa_and_nonnull<arith::AddFOp, arith::AddIOp>(accumulate) ||
-      !llvm::is_contained(accumulate->getOperands(), body->getArguments().back()) ||
+      !llvm::is_contained(accumulate->getOperands(),
+                          body->getArguments().back()) ||
       !llvm::any_of(accumulate->getOperands(), isProduct))
     return;
   Operation *op = linalgOp.getOperation();

@@ -1,8 +1,8 @@
 //===- ShardyOps.cpp - Shardy meshes and shardings as JAX prints them -----===//
 
-#include "sbp/Dialect/StableHLO/IR/Stablehlo.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "sbp/Dialect/StableHLO/IR/Stablehlo.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -64,11 +64,10 @@ Attribute MeshAttr::parse(AsmParser &parser, Type) {
 
 void MeshAttr::print(AsmPrinter &printer) const {
   printer << "<[";
-  llvm::interleaveComma(llvm::zip(getNames(), getSizes()), printer,
-                        [&](auto axis) {
-                          printer << std::get<0>(axis) << "="
-                                  << std::get<1>(axis);
-                        });
+  llvm::interleaveComma(
+      llvm::zip(getNames(), getSizes()), printer, [&](auto axis) {
+        printer << std::get<0>(axis) << "=" << std::get<1>(axis);
+      });
   printer << "]>";
 }
 

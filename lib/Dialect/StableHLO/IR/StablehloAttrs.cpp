@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sbp/Dialect/StableHLO/IR/StablehloDims.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "sbp/Dialect/StableHLO/IR/StablehloDims.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -26,14 +26,14 @@ void StablehloDialect::registerAttributes() {
 
 ParseResult mlir::sbp::stablehlo::parseDimList(AsmParser &parser,
                                                SmallVectorImpl<int64_t> &dims) {
-  return parser.parseCommaSeparatedList(
-      AsmParser::Delimiter::Square, [&]() -> ParseResult {
-        int64_t value;
-        if (parser.parseInteger(value))
-          return failure();
-        dims.push_back(value);
-        return success();
-      });
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                        [&]() -> ParseResult {
+                                          int64_t value;
+                                          if (parser.parseInteger(value))
+                                            return failure();
+                                          dims.push_back(value);
+                                          return success();
+                                        });
 }
 
 void mlir::sbp::stablehlo::printDimList(AsmPrinter &printer,
@@ -138,12 +138,9 @@ void DotDimensionNumbersAttr::print(AsmPrinter &printer) const {
 //===----------------------------------------------------------------------===//
 
 Attribute GatherDimensionNumbersAttr::parse(AsmParser &parser, Type) {
-  StringRef keys[] = {"offset_dims",
-                      "collapsed_slice_dims",
-                      "operand_batching_dims",
-                      "start_indices_batching_dims",
-                      "start_index_map",
-                      "index_vector_dim"};
+  StringRef keys[] = {"offset_dims",           "collapsed_slice_dims",
+                      "operand_batching_dims", "start_indices_batching_dims",
+                      "start_index_map",       "index_vector_dim"};
   SmallVector<int64_t> fields[6];
   if (parseKeyedFields(parser, keys, fields))
     return {};
@@ -156,23 +153,20 @@ Attribute GatherDimensionNumbersAttr::parse(AsmParser &parser, Type) {
 }
 
 void GatherDimensionNumbersAttr::print(AsmPrinter &printer) const {
-  printKeyedFields(printer,
-                   {"offset_dims", "collapsed_slice_dims",
-                    "operand_batching_dims", "start_indices_batching_dims",
-                    "start_index_map"},
-                   {getOffsetDims(), getCollapsedSliceDims(),
-                    getOperandBatchingDims(), getStartIndicesBatchingDims(),
-                    getStartIndexMap()},
-                   {{"index_vector_dim", getIndexVectorDim()}});
+  printKeyedFields(
+      printer,
+      {"offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+       "start_indices_batching_dims", "start_index_map"},
+      {getOffsetDims(), getCollapsedSliceDims(), getOperandBatchingDims(),
+       getStartIndicesBatchingDims(), getStartIndexMap()},
+      {{"index_vector_dim", getIndexVectorDim()}});
 }
 
 Attribute ScatterDimensionNumbersAttr::parse(AsmParser &parser, Type) {
-  StringRef keys[] = {"update_window_dims",
-                      "inserted_window_dims",
-                      "input_batching_dims",
-                      "scatter_indices_batching_dims",
-                      "scatter_dims_to_operand_dims",
-                      "index_vector_dim"};
+  StringRef keys[] = {
+      "update_window_dims",           "inserted_window_dims",
+      "input_batching_dims",          "scatter_indices_batching_dims",
+      "scatter_dims_to_operand_dims", "index_vector_dim"};
   SmallVector<int64_t> fields[6];
   if (parseKeyedFields(parser, keys, fields))
     return {};
@@ -185,14 +179,13 @@ Attribute ScatterDimensionNumbersAttr::parse(AsmParser &parser, Type) {
 }
 
 void ScatterDimensionNumbersAttr::print(AsmPrinter &printer) const {
-  printKeyedFields(printer,
-                   {"update_window_dims", "inserted_window_dims",
-                    "input_batching_dims", "scatter_indices_batching_dims",
-                    "scatter_dims_to_operand_dims"},
-                   {getUpdateWindowDims(), getInsertedWindowDims(),
-                    getInputBatchingDims(), getScatterIndicesBatchingDims(),
-                    getScatterDimsToOperandDims()},
-                   {{"index_vector_dim", getIndexVectorDim()}});
+  printKeyedFields(
+      printer,
+      {"update_window_dims", "inserted_window_dims", "input_batching_dims",
+       "scatter_indices_batching_dims", "scatter_dims_to_operand_dims"},
+      {getUpdateWindowDims(), getInsertedWindowDims(), getInputBatchingDims(),
+       getScatterIndicesBatchingDims(), getScatterDimsToOperandDims()},
+      {{"index_vector_dim", getIndexVectorDim()}});
 }
 
 //===----------------------------------------------------------------------===//
@@ -203,7 +196,8 @@ namespace {
 /// One operand's layout: `[b, 0, 1, f]`. `roles` names the two non-spatial
 /// letters (`bf` or `io`); their positions go to `first` and `second`.
 ParseResult parseConvLayout(AsmParser &parser, StringRef roles, int64_t &first,
-                            int64_t &second, SmallVectorImpl<int64_t> &spatial) {
+                            int64_t &second,
+                            SmallVectorImpl<int64_t> &spatial) {
   llvm::SMLoc loc = parser.getCurrentLocation();
   first = second = -1;
   SmallVector<std::pair<int64_t, int64_t>> spatialAt;

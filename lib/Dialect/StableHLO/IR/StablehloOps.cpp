@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sbp/Dialect/StableHLO/IR/StablehloDims.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Transforms/InliningUtils.h"
+#include "sbp/Dialect/StableHLO/IR/StablehloDims.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -115,7 +115,8 @@ ParseResult parseSelectOpType(OpAsmParser &parser, Type &pred, Type &onTrue,
     onTrue = onFalse = result = types[1];
     return success();
   }
-  auto function = types.size() == 1 ? dyn_cast<FunctionType>(types[0]) : nullptr;
+  auto function =
+      types.size() == 1 ? dyn_cast<FunctionType>(types[0]) : nullptr;
   if (!function || function.getNumInputs() != 3 ||
       function.getNumResults() != 1)
     return parser.emitError(loc) << "expected the predicate and result types, "
@@ -368,8 +369,8 @@ ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   size_t n = inputs.size();
   if (type.getNumInputs() != 2 * n || type.getNumResults() != n)
-    return parser.emitError(loc) << "expected " << 2 * n << " input and " << n
-                                 << " result types";
+    return parser.emitError(loc)
+           << "expected " << 2 * n << " input and " << n << " result types";
   if (parser.resolveOperands(inputs, type.getInputs().take_front(n), loc,
                              result.operands) ||
       parser.resolveOperands(inits, type.getInputs().drop_front(n), loc,
@@ -507,11 +508,12 @@ ParseResult ConvolutionOp::parse(OpAsmParser &parser, OperationState &result) {
                             builder.getDenseBoolArrayAttr(flags));
         return success();
       }
-      StringAttr name = llvm::StringSwitch<StringAttr>(key)
-                            .Case("stride", getWindowStridesAttrName(result.name))
-                            .Case("lhs_dilate", getLhsDilationAttrName(result.name))
-                            .Case("rhs_dilate", getRhsDilationAttrName(result.name))
-                            .Default(nullptr);
+      StringAttr name =
+          llvm::StringSwitch<StringAttr>(key)
+              .Case("stride", getWindowStridesAttrName(result.name))
+              .Case("lhs_dilate", getLhsDilationAttrName(result.name))
+              .Case("rhs_dilate", getRhsDilationAttrName(result.name))
+              .Default(nullptr);
       if (!name)
         return parser.emitError(keyLoc)
                << "unknown convolution window field '" << key << "'";
@@ -560,8 +562,9 @@ void ConvolutionOp::print(OpAsmPrinter &printer) {
   printList("rhs_dilate", getRhsDilation());
   if (std::optional<ArrayRef<bool>> reversal = getWindowReversal()) {
     printer << StringRef(separator) << "reverse = [";
-    llvm::interleaveComma(*reversal, printer,
-                          [&](bool flag) { printer << (flag ? "true" : "false"); });
+    llvm::interleaveComma(*reversal, printer, [&](bool flag) {
+      printer << (flag ? "true" : "false");
+    });
     printer << ']';
   }
   printer << '}';
@@ -605,10 +608,9 @@ ParseResult WhileOp::parse(OpAsmParser &parser, OperationState &result) {
   result.addTypes(types);
   Region *cond = result.addRegion();
   Region *body = result.addRegion();
-  return failure(parser.parseKeyword("cond") ||
-                 parser.parseRegion(*cond, iterArgs) ||
-                 parser.parseKeyword("do") ||
-                 parser.parseRegion(*body, iterArgs));
+  return failure(
+      parser.parseKeyword("cond") || parser.parseRegion(*cond, iterArgs) ||
+      parser.parseKeyword("do") || parser.parseRegion(*body, iterArgs));
 }
 
 void WhileOp::print(OpAsmPrinter &printer) {
