@@ -137,19 +137,27 @@ void DotDimensionNumbersAttr::print(AsmPrinter &printer) const {
 // #stablehlo.gather and #stablehlo.scatter
 //===----------------------------------------------------------------------===//
 
-Attribute GatherDimensionNumbersAttr::parse(AsmParser &parser, Type) {
-  StringRef keys[] = {"offset_dims",           "collapsed_slice_dims",
-                      "operand_batching_dims", "start_indices_batching_dims",
-                      "start_index_map",       "index_vector_dim"};
+namespace {
+/// Gather and scatter dimension numbers: five lists, then the index vector
+/// dimension, under `keys`.
+template <typename AttrT>
+Attribute parseIndexingDims(AsmParser &parser, ArrayRef<StringRef> keys) {
   SmallVector<int64_t> fields[6];
   if (parseKeyedFields(parser, keys, fields))
     return {};
-  FailureOr<int64_t> indexVectorDim =
-      getScalar(parser, fields[5], "index_vector_dim");
+  FailureOr<int64_t> indexVectorDim = getScalar(parser, fields[5], keys[5]);
   if (failed(indexVectorDim))
     return {};
-  return get(parser.getContext(), fields[0], fields[1], fields[2], fields[3],
-             fields[4], *indexVectorDim);
+  return AttrT::get(parser.getContext(), fields[0], fields[1], fields[2],
+                    fields[3], fields[4], *indexVectorDim);
+}
+} // namespace
+
+Attribute GatherDimensionNumbersAttr::parse(AsmParser &parser, Type) {
+  return parseIndexingDims<GatherDimensionNumbersAttr>(
+      parser,
+      {"offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+       "start_indices_batching_dims", "start_index_map", "index_vector_dim"});
 }
 
 void GatherDimensionNumbersAttr::print(AsmPrinter &printer) const {
@@ -163,19 +171,10 @@ void GatherDimensionNumbersAttr::print(AsmPrinter &printer) const {
 }
 
 Attribute ScatterDimensionNumbersAttr::parse(AsmParser &parser, Type) {
-  StringRef keys[] = {
-      "update_window_dims",           "inserted_window_dims",
-      "input_batching_dims",          "scatter_indices_batching_dims",
-      "scatter_dims_to_operand_dims", "index_vector_dim"};
-  SmallVector<int64_t> fields[6];
-  if (parseKeyedFields(parser, keys, fields))
-    return {};
-  FailureOr<int64_t> indexVectorDim =
-      getScalar(parser, fields[5], "index_vector_dim");
-  if (failed(indexVectorDim))
-    return {};
-  return get(parser.getContext(), fields[0], fields[1], fields[2], fields[3],
-             fields[4], *indexVectorDim);
+  return parseIndexingDims<ScatterDimensionNumbersAttr>(
+      parser, {"update_window_dims", "inserted_window_dims",
+               "input_batching_dims", "scatter_indices_batching_dims",
+               "scatter_dims_to_operand_dims", "index_vector_dim"});
 }
 
 void ScatterDimensionNumbersAttr::print(AsmPrinter &printer) const {
