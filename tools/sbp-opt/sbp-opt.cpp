@@ -51,7 +51,8 @@ cl::OptionCategory stablehloCategory("StableHLO import options");
 cl::opt<bool> importStablehloFlag(
     "import-stablehlo",
     cl::desc("Import a StableHLO program (run the sbp-import-stablehlo "
-             "pipeline) before the given passes; off with --split-input-file"),
+             "pipeline) before the given passes; off with --split-input-file "
+             "and --verify-diagnostics"),
     cl::init(true), cl::cat(stablehloCategory));
 
 /// Imports a StableHLO program into MLIR text with its locations; returns
@@ -68,8 +69,14 @@ importStablehlo(std::unique_ptr<llvm::MemoryBuffer> input,
   if (failed(mlir::sbp::checkStablehloOpNames(text, &context)))
     return nullptr;
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module || (mlir::sbp::isStablehloModule(*module) &&
-                  failed(mlir::sbp::importStablehlo(*module))))
+  if (!module)
+    return nullptr;
+  // Only a file with StableHLO ops is replaced by its import; any other
+  // goes on as written, comments and all.
+  if (!mlir::sbp::isStablehloModule(*module))
+    return llvm::MemoryBuffer::getMemBufferCopy(text.getBuffer(),
+                                                text.getBufferIdentifier());
+  if (failed(mlir::sbp::importStablehlo(*module)))
     return nullptr;
   std::string printed;
   llvm::raw_string_ostream os(printed);
@@ -159,6 +166,7 @@ int main(int argc, char **argv) {
     if (!input)
       return 1;
   } else if (importStablehloFlag && config.inputSplitMarker().empty() &&
+             !config.shouldVerifyDiagnostics() &&
              mlir::sbp::mayHoldStablehlo(input->getBuffer())) {
     input = importStablehlo(std::move(input), registry);
     if (!input)

@@ -12,6 +12,7 @@
 #ifndef SBP_LIB_IMPORT_STABLEHLO_STABLEHLOTOLINALG_H
 #define SBP_LIB_IMPORT_STABLEHLO_STABLEHLOTOLINALG_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "sbp/Dialect/StableHLO/IR/Stablehlo.h"
 #include "sbp/Import/TensorBuilders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -35,6 +36,15 @@ void addShapeConverters(ConverterTable &table);
 void addReductionConverters(ConverterTable &table);
 void addIndexingConverters(ConverterTable &table);
 void addControlFlowConverters(ConverterTable &table);
+
+/// Turns GSPMD's `mhlo.sharding` attributes and `@Sharding` custom calls
+/// into sbp layouts on one `sbp.mesh @mesh`.
+LogicalResult importHloShardings(ModuleOp module);
+
+/// Turns Shardy's meshes, `sdy.sharding` attributes and sharding
+/// constraints into sbp's: one `sbp.mesh` per `sdy.mesh`, of the same name
+/// and axes.
+LogicalResult importShardyShardings(ModuleOp module);
 
 /// The scalar form of the element-wise op `op` on `operands` (its operands'
 /// elements); failure when `op` is not element-wise or has no scalar form.
