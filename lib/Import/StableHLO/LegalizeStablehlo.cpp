@@ -46,12 +46,18 @@ void liftElidedConstants(ModuleOp module) {
     if (elided.empty())
       return;
     unsigned first = func.getNumArguments();
-    elided.front().emitWarning()
-        << elided.size() << " constant" << (elided.size() > 1 ? "s" : "")
-        << " of @" << func.getSymName()
-        << " have no value in the file (dense_resource); they become its "
-           "arguments #"
-        << first << " to #" << first + elided.size() - 1;
+    InFlightDiagnostic warning = elided.front().emitWarning();
+    if (elided.size() == 1)
+      warning << "a constant of @" << func.getSymName()
+              << " has no value in the file (dense_resource); it becomes its "
+                 "argument #"
+              << first;
+    else
+      warning << elided.size() << " constants of @" << func.getSymName()
+              << " have no value in the file (dense_resource); they become "
+                 "its arguments #"
+              << first << " to #" << first + elided.size() - 1;
+    warning.report();
     MLIRContext *ctx = func.getContext();
     SmallVector<Type> inputs(func.getArgumentTypes());
     SmallVector<Attribute> argAttrs;
