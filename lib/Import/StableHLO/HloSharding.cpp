@@ -108,8 +108,7 @@ int HloShardingSet::add(StringRef text, std::string &error) {
       return -1;
     }
     body = body.ltrim();
-    if (body.starts_with("T") && (body = body.drop_front(), true) &&
-        !parseInts(body, '(', ')', perm)) {
+    if (body.consume_front("T") && !parseInts(body, '(', ')', perm)) {
       error = "malformed transpose in '" + text.str() + "'";
       return -1;
     }
