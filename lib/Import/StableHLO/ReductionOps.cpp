@@ -38,7 +38,8 @@ SmallVector<Value> buildInits(OpBuilder &b, Location loc, ValueRange inits,
 
 /// A generic over loops `iterators` reading `inputs` through `inputMaps`
 /// into `inits` (through `outMap`), combined by `body`: its block takes the
-/// accumulators first, then the elements.
+/// accumulators first, then the elements, one per init from the front of
+/// `inputs` (inputs after those only give loop sizes).
 FailureOr<SmallVector<Value>>
 buildCombining(OpBuilder &b, Location loc, ValueRange inputs,
                ArrayRef<AffineMap> inputMaps, ValueRange inits,
@@ -105,27 +106,6 @@ Result convertReduce(Operation *op, OpBuilder &b) {
                         iterators, reduce.getBody());
 }
 
-/// `input` with `low`/`high` elements of `value` (a scalar) added per
-/// dimension.
-Value padWith(OpBuilder &b, Location loc, Value input, Value value,
-              ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
-  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
-      llvm::all_of(high, [](int64_t p) { return p == 0; }))
-    return input;
-  auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    shape.push_back(low[d] + type.getDimSize(d) + high[d]);
-  Value filled =
-      linalg::FillOp::create(b, loc, value,
-                             createEmpty(b, loc, shape, type.getElementType()))
-          .getResult(0);
-  SmallVector<int64_t> strides(type.getRank(), 1);
-  return tensor::InsertSliceOp::create(b, loc, input, filled, ValueRange(),
-                                       ValueRange(), ValueRange(), low,
-                                       type.getShape(), strides);
-}
-
 Result convertReduceWindow(Operation *op, OpBuilder &b) {
   auto window = cast<shlo::ReduceWindowOp>(op);
   Location loc = op->getLoc();
@@ -180,7 +160,7 @@ Result convertReduceWindow(Operation *op, OpBuilder &b) {
   for (auto [input, init] :
        llvm::zip(window.getInputs(), window.getInitValues()))
     inputs.push_back(
-        padWith(b, loc, input, extractScalar(b, loc, init), low, high));
+        buildPad(b, loc, input, extractScalar(b, loc, init), low, high));
   SmallVector<AffineMap> inputMaps(inputs.size(),
                                    AffineMap::get(2 * rank, 0, inExprs, ctx));
   // A shape-only operand gives the window loops their sizes.
@@ -189,32 +169,11 @@ Result convertReduceWindow(Operation *op, OpBuilder &b) {
   SmallVector<SmallVector<int64_t>> shapes(
       window.getInitValues().size(), SmallVector<int64_t>(out.getShape()));
   SmallVector<Value> inits = buildInits(b, loc, window.getInitValues(), shapes);
-  // The shape-only operand is not read: drop it from the combiner's view.
-  Region &body = window.getBody();
-  OpBuilder::InsertionGuard guard(b);
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange(inits), inputs, inits,
-      [&] {
-        SmallVector<AffineMap> maps(inputMaps);
-        maps.append(inits.size(), AffineMap::get(2 * rank, 0, outExprs, ctx));
-        return maps;
-      }(),
-      iterators);
-  Block *block = b.createBlock(&generic.getRegion());
-  for (Value v : inputs)
-    block->addArgument(getElementTypeOrSelf(v.getType()), loc);
-  for (Value v : inits)
-    block->addArgument(getElementTypeOrSelf(v.getType()), loc);
-  size_t n = inits.size();
-  SmallVector<Value> arguments(block->getArguments().take_back(n));
-  llvm::append_range(arguments, block->getArguments().take_front(n));
-  FailureOr<SmallVector<Value>> results = buildScalarRegion(b, body, arguments);
-  if (failed(results)) {
-    generic->erase();
-    return failure();
-  }
-  linalg::YieldOp::create(b, loc, *results);
-  return SmallVector<Value>(generic.getResults());
+  // The combiner sees the data inputs only: the shape-only operand comes
+  // last, after them.
+  return buildCombining(b, loc, inputs, inputMaps, inits,
+                        AffineMap::get(2 * rank, 0, outExprs, ctx), iterators,
+                        window.getBody());
 }
 
 /// Builds lhs x rhs as linalg.matmul or batch_matmul when the operands are
@@ -373,7 +332,7 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
     high[dims.getInputSpatialDimensions()[s]] = pads[2 * s + 1];
   }
   Value zero = createScalar(b, loc, in.getElementType(), 0);
-  Value input = padWith(b, loc, conv.getLhs(), zero, low, high);
+  Value input = buildPad(b, loc, conv.getLhs(), zero, low, high);
   // Loops: batch, group, output feature within the group, output spatial,
   // then input feature within the group and kernel spatial (reductions).
   int64_t outFeatures =

@@ -262,33 +262,21 @@ Result convertPad(Operation *op, OpBuilder &b) {
     return failure();
   }
   // Negative edges crop: pad by the positive part, then slice.
-  SmallVector<int64_t> padded, cropOffsets;
+  SmallVector<int64_t> padLow, padHigh, cropOffsets;
   bool crops = false;
   for (int64_t d = 0; d < rank; ++d) {
     if (interior[d] < 0) {
       op->emitError("interior padding must not be negative");
       return failure();
     }
-    int64_t size = in.getDimSize(d);
-    int64_t spread = size == 0 ? 0 : size + (size - 1) * interior[d];
-    padded.push_back(std::max<int64_t>(low[d], 0) + spread +
-                     std::max<int64_t>(high[d], 0));
+    padLow.push_back(std::max<int64_t>(low[d], 0));
+    padHigh.push_back(std::max<int64_t>(high[d], 0));
     cropOffsets.push_back(std::max<int64_t>(-low[d], 0));
     crops |= low[d] < 0 || high[d] < 0;
   }
-  Value scalar = extractScalar(b, loc, pad.getPaddingValue());
-  Value filled =
-      linalg::FillOp::create(b, loc, scalar,
-                             createEmpty(b, loc, padded, in.getElementType()))
-          .getResult(0);
-  SmallVector<int64_t> offsets, strides;
-  for (int64_t d = 0; d < rank; ++d) {
-    offsets.push_back(std::max<int64_t>(low[d], 0));
-    strides.push_back(interior[d] + 1);
-  }
-  Value result = tensor::InsertSliceOp::create(
-      b, loc, pad.getOperand(), filled, ValueRange(), ValueRange(),
-      ValueRange(), offsets, in.getShape(), strides);
+  Value result = buildPad(b, loc, pad.getOperand(),
+                          extractScalar(b, loc, pad.getPaddingValue()), padLow,
+                          padHigh, interior);
   if (crops) {
     SmallVector<int64_t> ones(rank, 1);
     result = buildSlice(b, loc, result, cropOffsets, out.getShape(), ones);
@@ -300,6 +288,32 @@ Result convertPad(Operation *op, OpBuilder &b) {
   return single(result);
 }
 } // namespace
+
+Value stablehlo_import::buildPad(OpBuilder &b, Location loc, Value input,
+                                 Value value, ArrayRef<int64_t> low,
+                                 ArrayRef<int64_t> high,
+                                 ArrayRef<int64_t> interior) {
+  auto isZero = [](int64_t p) { return p == 0; };
+  if (llvm::all_of(low, isZero) && llvm::all_of(high, isZero) &&
+      llvm::all_of(interior, isZero))
+    return input;
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape, strides;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t gap = interior.empty() ? 0 : interior[d];
+    int64_t size = type.getDimSize(d);
+    int64_t spread = size == 0 ? 0 : size + (size - 1) * gap;
+    shape.push_back(low[d] + spread + high[d]);
+    strides.push_back(gap + 1);
+  }
+  Value filled =
+      linalg::FillOp::create(b, loc, value,
+                             createEmpty(b, loc, shape, type.getElementType()))
+          .getResult(0);
+  return tensor::InsertSliceOp::create(b, loc, input, filled, ValueRange(),
+                                       ValueRange(), ValueRange(), low,
+                                       type.getShape(), strides);
+}
 
 void stablehlo_import::addShapeConverters(ConverterTable &table) {
   table["stablehlo.constant"] = convertConstant;

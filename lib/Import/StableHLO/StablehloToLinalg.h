@@ -67,6 +67,13 @@ std::optional<int64_t>
 evaluateIndex(Value value,
               const llvm::DenseMap<Value, int64_t> *known = nullptr);
 
+/// `input` with `low`/`high` (non-negative) elements of the scalar `value`
+/// added per dimension, and `interior[d]` of them between neighbours (none
+/// when `interior` is empty).
+Value buildPad(OpBuilder &b, Location loc, Value input, Value value,
+               ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+               ArrayRef<int64_t> interior = {});
+
 /// A scalar of `tensor` (0-d): the constant itself when it is one.
 Value extractScalar(OpBuilder &b, Location loc, Value tensor);
 
