@@ -8,6 +8,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libzstd-dev
   libgtest-dev libopenblas-dev libmpich-dev mpich
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
+  nlohmann-json3-dev coinor-libcbc-dev
 )
 
 missing=()

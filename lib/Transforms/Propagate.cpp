@@ -15,6 +15,7 @@
 #include "sbp/Dialect/Sbp/IR/SbpInterfaces.h"
 #include "sbp/Dialect/Sbp/Utils/BoxingPlan.h"
 #include "sbp/Transforms/Passes.h"
+#include "sbp/Transforms/Propagation.h"
 #include "sbp/Transforms/ShardingState.h"
 
 namespace mlir {
@@ -139,45 +140,17 @@ LogicalResult FunctionPropagation::collectFixedLayouts() {
 LogicalResult FunctionPropagation::collectDecisions() {
   WalkResult walk =
       func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
-        if (isa<AnnotateOp, BoxingOp, scf::ForOp>(op) ||
-            op->hasTrait<OpTrait::IsTerminator>())
+        if (!isLayoutDecision(op))
           return WalkResult::advance();
-        if (!hasTensors(op->getOperandTypes()) &&
-            !hasTensors(op->getResultTypes()))
-          return WalkResult::advance();
-        Decision decision{op, {}};
-        auto iface = dyn_cast<SbpSignatureOpInterface>(op);
-        if (iface)
-          decision.candidates = iface.getNdSbpSignatures(mesh);
-        if (decision.candidates.empty()) {
-          op->emitRemark() << "no SBP rule for this op on mesh @"
-                           << mesh.getSymName()
-                           << ": it runs whole, B in, B out";
-          NdSbpSignature whole;
-          whole.operands.assign(op->getNumOperands(), replicated);
-          whole.results.assign(op->getNumResults(), replicated);
-          decision.candidates.push_back(std::move(whole));
-        }
-        // A signature recorded before (by hand, or by an earlier run) is kept.
-        if (op->hasAttr(SbpDialect::getResultShardingsAttrName())) {
-          auto *it = llvm::find_if(
-              decision.candidates, [&](const NdSbpSignature &candidate) {
-                return matchesRecordedSignature(op, candidate);
-              });
-          if (it == decision.candidates.end()) {
-            op->emitError()
-                << "the recorded signature (sbp.operands, "
-                   "sbp.results) is not one of this op's signatures "
-                   "on mesh @"
-                << mesh.getSymName();
-            return WalkResult::interrupt();
-          }
-          decision.candidates = {*it};
-        }
+        FailureOr<SmallVector<NdSbpSignature>> candidates =
+            getCandidateSignatures(op, mesh);
+        if (failed(candidates))
+          return WalkResult::interrupt();
         decisionOf[op] = decisions.size();
-        decisions.push_back(std::move(decision));
+        decisions.push_back(Decision{op, std::move(*candidates)});
         // Payloads of ops with a rule are part of the op.
-        return iface ? WalkResult::skip() : WalkResult::advance();
+        return isa<SbpSignatureOpInterface>(op) ? WalkResult::skip()
+                                                : WalkResult::advance();
       });
   return failure(walk.wasInterrupted());
 }
@@ -342,9 +315,9 @@ LogicalResult FunctionPropagation::run(unsigned maxSweeps) {
   return success();
 }
 
-/// The mesh a function's annotations name; null when it has none. Fails
-/// when they name more than one.
-FailureOr<MeshOp> findMesh(FunctionOpInterface func) {
+} // namespace
+
+FailureOr<MeshOp> sbp::findAnnotatedMesh(FunctionOpInterface func) {
   StringRef name = SbpDialect::getShardingAttrName();
   std::optional<std::pair<FlatSymbolRefAttr, Location>> first;
   auto check = [&](NdSbpAttr layout, Location loc) -> LogicalResult {
@@ -382,6 +355,51 @@ FailureOr<MeshOp> findMesh(FunctionOpInterface func) {
   return lookupMesh(func, first->first);
 }
 
+LogicalResult sbp::propagateLayouts(FunctionOpInterface func, MeshOp mesh,
+                                    unsigned maxSweeps) {
+  return FunctionPropagation(func, mesh).run(maxSweeps);
+}
+
+bool sbp::isLayoutDecision(Operation *op) {
+  if (isa<AnnotateOp, BoxingOp, scf::ForOp>(op) ||
+      op->hasTrait<OpTrait::IsTerminator>())
+    return false;
+  return hasTensors(op->getOperandTypes()) || hasTensors(op->getResultTypes());
+}
+
+FailureOr<SmallVector<NdSbpSignature>>
+sbp::getCandidateSignatures(Operation *op, MeshOp mesh) {
+  SmallVector<NdSbpSignature> candidates;
+  if (auto iface = dyn_cast<SbpSignatureOpInterface>(op))
+    candidates = iface.getNdSbpSignatures(mesh);
+  bool whole = candidates.empty();
+  if (whole) {
+    NdSbpAttr replicated = getReplicated(mesh);
+    NdSbpSignature signature;
+    signature.operands.assign(op->getNumOperands(), replicated);
+    signature.results.assign(op->getNumResults(), replicated);
+    candidates.push_back(std::move(signature));
+  }
+  // A signature recorded before (by hand, or by an earlier run) is kept.
+  if (op->hasAttr(SbpDialect::getResultShardingsAttrName())) {
+    auto *it = llvm::find_if(candidates, [&](const NdSbpSignature &candidate) {
+      return matchesRecordedSignature(op, candidate);
+    });
+    if (it == candidates.end())
+      return op->emitError() << "the recorded signature (sbp.operands, "
+                                "sbp.results) is not one of this op's "
+                                "signatures on mesh @"
+                             << mesh.getSymName();
+    return SmallVector<NdSbpSignature>{*it};
+  }
+  if (whole)
+    op->emitRemark() << "no SBP rule for this op on mesh @" << mesh.getSymName()
+                     << ": it runs whole, B in, B out";
+  return candidates;
+}
+
+namespace {
+
 struct SbpPropagatePass
     : public sbp::impl::SbpPropagatePassBase<SbpPropagatePass> {
   using Base::Base;
@@ -392,7 +410,7 @@ struct SbpPropagatePass
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal())
         continue;
-      FailureOr<MeshOp> mesh = findMesh(func);
+      FailureOr<MeshOp> mesh = findAnnotatedMesh(func);
       if (failed(mesh))
         return signalPassFailure();
       // Without annotations, the module's only mesh; with several meshes

@@ -25,7 +25,9 @@
 #include "sbp/InitSbp.h"
 #include "sbp/Runtime/Npy.h"
 #include "sbp/Tools/InputFile.h"
+#include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Pipelines.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -231,6 +233,8 @@ private:
   int load();
   int resolveMesh();
   int findEntry();
+  /// Runs sbp-auto-parallel on the logical program.
+  int searchPlan();
   int prepareInputs(const std::vector<TensorSpec> &logicalArgs);
   int compare(const std::vector<NpyArray> &results,
               const std::vector<NpyArray> &expected);
@@ -336,6 +340,28 @@ int Runner::resolveMesh() {
                  " from the command line does not match @" +
                  meshes[0].getSymName() + " of shape " + formatShape(mesh) +
                  " in " + inputFile);
+  return 0;
+}
+
+int Runner::searchPlan() {
+  mlir::sbp::SbpAutoParallelPassOptions options;
+  options.cluster = clusterFlag.empty() ? "cpu-local" : clusterFlag.getValue();
+  // The mesh of the command line or the module; a module without either
+  // gets the cluster's.
+  if (!meshFlag.empty() || ranksFlag ||
+      !module->getOps<mlir::sbp::MeshOp>().empty())
+    options.mesh =
+        llvm::join(llvm::map_range(
+                       mesh, [](int64_t size) { return std::to_string(size); }),
+                   "x");
+  PassManager pm(&context);
+  pm.addPass(mlir::sbp::createSbpAutoParallelPass(options));
+  if (failed(pm.run(*module)))
+    return usage("--auto: no plan for " + inputFile +
+                 " (see the errors above)");
+  for (auto meshOp : module->getOps<mlir::sbp::MeshOp>())
+    mesh.assign(meshOp.getShape().begin(), meshOp.getShape().end());
+  entry = module->lookupSymbol<func::FuncOp>(entry.getSymName());
   return 0;
 }
 
@@ -473,9 +499,8 @@ int Runner::compare(const std::vector<NpyArray> &results,
 int Runner::run() {
   if (inputFile.empty())
     return usage("no program given; usage: sbp-run FILE [flags], see --help");
-  if (autoFlag || !clusterFlag.empty())
-    return usage("--auto/--cluster: the auto-parallel search is not built "
-                 "into this sbp-run yet");
+  if (!clusterFlag.empty() && !autoFlag)
+    return usage("--cluster " + clusterFlag + " needs --auto");
   if (backendFlag != "cpu" && backendFlag != "cuda")
     return usage("--backend " + backendFlag + ": expected cpu or cuda");
   if (backendFlag == "cuda")
@@ -505,6 +530,13 @@ int Runner::run() {
     return usage("--reference needs the logical program; " + inputFile +
                  " is already partitioned");
   OwningOpRef<ModuleOp> logical = module->clone();
+  if (autoFlag) {
+    if (partitioned)
+      return usage("--auto needs the logical program; " + inputFile +
+                   " is already partitioned");
+    if (int status = searchPlan())
+      return status;
+  }
 
   // The inputs are global tensors: the logical program's arguments, or the
   // partitioned program's local ones scaled up by their layouts.

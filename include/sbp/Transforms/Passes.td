@@ -59,6 +59,66 @@ def SbpPropagatePass : Pass<"sbp-propagate", "ModuleOp"> {
   ];
 }
 
+def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
+  let summary = "Choose every op's signature by searching a cost model";
+  let description = [{
+    Chooses an nd-SBP signature for every op that computes on tensors, and a
+    layout for every function argument and result that the user left
+    unannotated, so that the predicted step time on the cluster is least
+    while the predicted peak memory per device fits the limit. User
+    annotations (`sbp.annotate`, `sbp.sharding`) are hard constraints. The
+    choice is recorded like `sbp-propagate`'s (which then settles loops and
+    uninitialized tensors), for `sbp-insert-boxing` and `sbp-partition`.
+
+    The cost of a plan is the sum over ops of their compute time under their
+    signature (roofline on the local shapes) and the time of every boxing
+    between a producer's layout and a use's need (collectives under the
+    alpha-beta model on the link of each mesh axis). docs/cost-model.md
+    gives the formulas. The search is exact for this sum: nodes of degree
+    up to 2 are eliminated by dynamic programming, repeated layers are
+    recognized by their identical cost tables and solved once, and the
+    remaining core is an integer program solved by CBC.
+
+    Memory is the per-device peak of parameters (arguments), activations
+    live at once and boxing buffers. When the fastest plan does not fit,
+    the search weighs local bytes against time (a Lagrangian weight, found
+    by bisection) until it does.
+
+    `report=FILE.json` (or `FILE.md`) writes, per op, the chosen signature
+    and predicted compute, communication and memory, and the totals of the
+    plan and of reference strategies priced by the same model: replicated,
+    data parallel (inputs split along dimension 0 on every mesh axis,
+    parameters replicated) and tensor parallel (parameters split on every
+    mesh axis). Arguments whose dimension 0 equals the first result's are
+    inputs; the others are parameters.
+
+    The mesh is `mesh=` (created as `@mesh` unless the module has one of
+    that shape), else the module's only mesh, else the cluster's shape.
+    Searches longer than a second print progress lines on stderr.
+
+    Constraints: the cluster preset or file exists and is complete; the mesh
+    has as many devices as the cluster (any number on a `host_cores`
+    cluster) and matches the annotations' mesh; the memory limit parses and
+    some plan fits it.
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"cpu-local\"",
+           "Cluster preset (cpu-local, dgx-a100-8, dgx-h100-8, h200-8, "
+           "<preset>x<nodes>) or JSON file">,
+    Option<"mesh", "mesh", "std::string", /*default=*/"\"\"",
+           "Mesh shape, e.g. 2x4 (default: the module's mesh, else the "
+           "cluster's)">,
+    Option<"memoryLimit", "memory-limit", "std::string", /*default=*/"\"\"",
+           "Bytes per device, e.g. 40GiB (default: the device's memory)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the plan and reference strategies to this .json or .md "
+           "file">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
+           "Seconds the integer program may take per solve">,
+  ];
+  let dependentDialects = ["::mlir::sbp::SbpDialect"];
+}
+
 def SbpInsertBoxingPass : Pass<"sbp-insert-boxing", "ModuleOp"> {
   let summary = "Insert sbp.boxing where a producer's layout differs from a use's";
   let description = [{

@@ -1,0 +1,90 @@
+//===- CostGraph.h - Exact minimization of pairwise costs -------*- C++ -*-===//
+//
+// The auto-parallel search as a discrete problem: every node (an op, a
+// function argument) chooses one of its states (signatures, layouts); a
+// state costs something on its own (compute time) and together with the
+// state of each neighbour (boxing time on the edge between them). The
+// solver finds the assignment of least total cost, exactly:
+//
+// * nodes of degree 0, 1 and 2 are eliminated (dynamic programming over
+//   chains and trees; OneFlow's node and edge elimination), parallel edges
+//   merged, and edges whose cost splits into a part per end folded into the
+//   nodes;
+// * tables are hash-consed, so eliminating a node whose tables were seen
+//   before is a lookup: a model of 96 identical layers costs about one
+//   layer's elimination plus a chain of small matrix products;
+// * what remains (every node of degree 3 or more) is an integer linear
+//   program solved by CBC; back-substitution then fixes the eliminated
+//   nodes.
+//
+// The library knows nothing of MLIR; see AutoParallel.cpp for the graphs it
+// is given.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SBP_SEARCH_COSTGRAPH_H
+#define SBP_SEARCH_COSTGRAPH_H
+
+#include <cstdint>
+#include <vector>
+
+namespace mlir {
+namespace sbp {
+
+/// What a solve did, for reports and tests.
+struct SolveStats {
+  unsigned eliminated = 0;
+  /// Eliminations answered from the table cache.
+  unsigned reused = 0;
+  /// Nodes and edges left for the integer program.
+  unsigned coreNodes = 0;
+  unsigned coreEdges = 0;
+};
+
+struct Solution {
+  /// The state of every node.
+  std::vector<unsigned> states;
+  double cost = 0;
+  /// False when the integer program stopped at its time limit with a
+  /// feasible but unproven assignment.
+  bool optimal = true;
+  SolveStats stats;
+};
+
+class CostGraph {
+public:
+  /// Adds a node whose states cost `costs` each; returns its index.
+  unsigned addNode(std::vector<double> costs);
+  /// Adds `costs` to the costs of `node`'s states.
+  void addNodeCosts(unsigned node, const std::vector<double> &costs);
+  /// Adds the edge `u`-`v` with `costs[i * numStates(v) + j]` the cost of
+  /// `u` in state `i` and `v` in state `j`. Parallel edges add up.
+  void addEdge(unsigned u, unsigned v, std::vector<double> costs);
+
+  unsigned getNumNodes() const { return nodeCosts.size(); }
+  unsigned getNumStates(unsigned node) const { return nodeCosts[node].size(); }
+
+  /// The total cost of `states`.
+  double evaluate(const std::vector<unsigned> &states) const;
+
+  /// The least-cost assignment. The integer program for the core gets at
+  /// most `timeLimitSeconds`.
+  Solution solve(double timeLimitSeconds = 60) const;
+
+  /// The least-cost assignment by enumerating every one (pruned only by
+  /// partial sums, as costs are non-negative): for testing `solve`.
+  Solution solveByEnumeration() const;
+
+private:
+  struct Edge {
+    unsigned u, v;
+    std::vector<double> costs;
+  };
+  std::vector<std::vector<double>> nodeCosts;
+  std::vector<Edge> edges;
+};
+
+} // namespace sbp
+} // namespace mlir
+
+#endif // SBP_SEARCH_COSTGRAPH_H

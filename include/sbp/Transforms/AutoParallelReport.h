@@ -1,0 +1,42 @@
+//===- AutoParallelReport.h - What the search chose and gained --*- C++ -*-===//
+//
+// The report of sbp-auto-parallel: per function the search's figures, the
+// plan's predicted totals beside those of reference strategies, and per op
+// its signature, compute, communication and memory. Written as JSON, or as
+// Markdown tables for a `.md` path.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SBP_TRANSFORMS_AUTOPARALLELREPORT_H
+#define SBP_TRANSFORMS_AUTOPARALLELREPORT_H
+
+#include "sbp/Transforms/SearchProblem.h"
+#include <memory>
+
+namespace mlir {
+namespace sbp {
+
+class AutoParallelReport {
+public:
+  AutoParallelReport(const CostModel &model, MeshOp mesh, double memoryLimit);
+  ~AutoParallelReport();
+
+  /// Adds `func`'s plan (`states` of `problem`), how it was found, and the
+  /// totals of the named reference strategies.
+  void addFunction(FunctionOpInterface func, const SearchProblem &problem,
+                   ArrayRef<unsigned> states, const PlanCost &cost,
+                   const Solution &solution, double seconds,
+                   ArrayRef<std::pair<std::string, PlanCost>> references);
+
+  /// Writes the report to `path`: Markdown when it ends in `.md`, else JSON.
+  LogicalResult write(StringRef path) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace sbp
+} // namespace mlir
+
+#endif // SBP_TRANSFORMS_AUTOPARALLELREPORT_H

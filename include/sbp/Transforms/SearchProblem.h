@@ -1,0 +1,128 @@
+//===- SearchProblem.h - A function's layout choice as costs ----*- C++ -*-===//
+//
+// Turns one function into the cost graph the auto-parallel search solves:
+// a node per op that computes on tensors (states: its signatures), per
+// unannotated tensor argument and result (states: layouts without partial
+// entries), and an edge per use between two nodes whose table is the time of
+// the boxing the pair of states needs. Prices whole plans: step time,
+// compute and communication, bytes moved and peak memory per device.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SBP_TRANSFORMS_SEARCHPROBLEM_H
+#define SBP_TRANSFORMS_SEARCHPROBLEM_H
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "sbp/Cost/CostModel.h"
+#include "sbp/Search/CostGraph.h"
+#include <functional>
+
+namespace mlir {
+namespace sbp {
+
+/// What a plan costs one device.
+struct PlanCost {
+  double compute = 0;
+  double communication = 0;
+  double bytesMoved = 0;
+  double parameterBytes = 0;
+  /// Parameters plus the most activation and boxing bytes live at once.
+  double peakMemory = 0;
+  double stepTime() const { return compute + communication; }
+};
+
+/// One op's share of a plan, for reports.
+struct OpCost {
+  Operation *op;
+  NdSbpSignature signature;
+  double compute = 0;
+  /// Boxing of the op's operands into the layouts it needs.
+  double communication = 0;
+  double bytesMoved = 0;
+  double memory = 0;
+};
+
+class SearchProblem {
+public:
+  enum class NodeKind { Op, Argument, Result };
+  struct Node {
+    NodeKind kind;
+    Operation *op = nullptr;
+    /// The argument or result number.
+    unsigned index = 0;
+    /// Op states.
+    SmallVector<NdSbpSignature> signatures;
+    /// Argument and result states.
+    SmallVector<NdSbpAttr> layouts;
+    /// How often the op runs per step (loop trip counts).
+    double multiplicity = 1;
+    /// For arguments: a parameter rather than an input (see Passes.td).
+    bool isParameter = false;
+    unsigned getNumStates() const {
+      return kind == NodeKind::Op ? signatures.size() : layouts.size();
+    }
+  };
+
+  /// Builds the problem; fails (with an error) on an invalid recorded
+  /// signature.
+  static FailureOr<SearchProblem> build(FunctionOpInterface func, MeshOp mesh,
+                                        const CostModel &model);
+
+  ArrayRef<Node> getNodes() const { return nodes; }
+
+  /// The graph whose least-cost assignment is the fastest plan when
+  /// `memoryWeight` is 0; a positive weight adds that many seconds per byte
+  /// of parameters and results each device holds. States `allow` rejects
+  /// are left out (a node keeps all when it rejects every state); `states`
+  /// maps graph states back to node states.
+  CostGraph buildGraph(double memoryWeight,
+                       const std::function<bool(const Node &, unsigned)> &allow,
+                       std::vector<std::vector<unsigned>> &states) const;
+
+  /// The cost of the plan choosing `states` (one per node), and per op.
+  PlanCost evaluate(ArrayRef<unsigned> states,
+                    SmallVectorImpl<OpCost> *perOp = nullptr) const;
+
+  /// Records the plan's layouts on the function, as sbp-propagate does.
+  void record(ArrayRef<unsigned> states) const;
+
+private:
+  /// One use of a tensor value: from the layout its producer gives it to
+  /// the layout its consumer needs.
+  struct Use {
+    RankedTensorType type;
+    /// The producing node and result, or a fixed layout.
+    int producer = -1;
+    unsigned result = 0;
+    NdSbpAttr producerLayout;
+    /// The consuming node and operand, or a fixed need.
+    int consumer = -1;
+    unsigned operand = 0;
+    NdSbpAttr consumerLayout;
+    double multiplicity = 1;
+    /// Position of the consumer in the function's top-level order.
+    unsigned position = 0;
+  };
+
+  SearchProblem(FunctionOpInterface func, const CostModel &model)
+      : func(func), model(&model) {}
+  NdSbpAttr producedLayout(const Use &use, unsigned state) const;
+  NdSbpAttr neededLayout(const Use &use, unsigned state) const;
+
+  /// Interfaces are handles; `mutable` lets const methods use them.
+  mutable FunctionOpInterface func;
+  const CostModel *model;
+  SmallVector<Node> nodes;
+  SmallVector<Use> uses;
+  /// Compute seconds and result bytes per op node and state.
+  SmallVector<SmallVector<double>> computeTimes, resultBytes;
+  /// Per node: top-level position of its definition and of its last use
+  /// (for liveness); view ops extend their source's life.
+  SmallVector<unsigned> defPosition, lastUse;
+  unsigned numPositions = 0;
+};
+
+} // namespace sbp
+} // namespace mlir
+
+#endif // SBP_TRANSFORMS_SEARCHPROBLEM_H

@@ -1,0 +1,206 @@
+//===- CostModel.cpp - Predicted time and memory of a plan ----------------===//
+
+#include "sbp/Cost/CostModel.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::sbp;
+
+namespace {
+
+/// Elements of the largest piece of `shape` under `entries`.
+double getLocalElements(ArrayRef<int64_t> shape, ArrayRef<SbpEntry> entries,
+                        ArrayRef<int64_t> meshShape) {
+  SmallVector<int64_t> origin(meshShape.size(), 0);
+  double elements = 1;
+  // The device at the origin holds a largest piece of every balanced split.
+  for (int64_t size : getLocalShape(shape, entries, meshShape, origin))
+    elements *= ShapedType::isDynamic(size) ? 1 : size;
+  return elements;
+}
+
+SmallVector<int64_t> getStaticShape(RankedTensorType type) {
+  SmallVector<int64_t> shape;
+  for (int64_t size : type.getShape())
+    shape.push_back(ShapedType::isDynamic(size) ? 1 : size);
+  return shape;
+}
+
+std::string getTypeName(Type type) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  getElementTypeOrSelf(type).print(os);
+  return name;
+}
+
+/// Scalar operations per iteration of a linalg op's payload.
+double getPayloadOps(linalg::LinalgOp op) {
+  double count = 0;
+  for (Operation &payload : op.getBlock()->without_terminator())
+    if (!isa<linalg::IndexOp>(payload))
+      ++count;
+  return std::max(1.0, count);
+}
+
+/// The work of a linalg op: its loops, each divided by the devices that
+/// split it (an operand dimension indexed by the loop alone is split).
+OpWork getLinalgWork(linalg::LinalgOp op, const NdSbpSignature &signature,
+                     ArrayRef<int64_t> meshShape) {
+  OpWork work;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<double> parts(ranges.size(), 1);
+  for (OpOperand &operand : op->getOpOperands()) {
+    NdSbpAttr layout = signature.operands[operand.getOperandNumber()];
+    if (!layout || !isa<RankedTensorType>(operand.get().getType()))
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    SmallVector<double> operandParts(ranges.size(), 1);
+    for (auto [axis, entry] : llvm::enumerate(layout.getEntries())) {
+      if (!entry.isSplit() || entry.getDim() >= map.getNumResults())
+        continue;
+      if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(entry.getDim())))
+        operandParts[dim.getPosition()] *= meshShape[axis];
+    }
+    for (size_t loop = 0; loop < ranges.size(); ++loop)
+      parts[loop] = std::max(parts[loop], operandParts[loop]);
+  }
+  double iterations = 1;
+  for (auto [range, part] : llvm::zip(ranges, parts))
+    iterations *=
+        std::ceil(double(ShapedType::isDynamic(range) ? 1 : range) / part);
+  work.flops = iterations * getPayloadOps(op);
+  work.contraction = linalg::isaContractionOpInterface(op) ||
+                     isa<linalg::ConvolutionOpInterface>(op.getOperation()) ||
+                     (op.getNumReductionLoops() > 0 &&
+                      llvm::any_of(op.getBlock()->without_terminator(),
+                                   [](Operation &payload) {
+                                     return isa<arith::MulFOp>(payload);
+                                   }) &&
+                      op.getNumDpsInputs() >= 2);
+  if (op.getNumDpsInits() > 0)
+    work.elementType = getTypeName(op.getDpsInits()[0].getType());
+  return work;
+}
+
+/// Ops that only re-describe a tensor and move no data once bufferized.
+bool isView(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::EmptyOp,
+             tensor::CastOp, tensor::DimOp, arith::ConstantOp>(op);
+}
+
+} // namespace
+
+llvm::Expected<CostModel> CostModel::get(const Cluster &cluster,
+                                         ArrayRef<int64_t> meshShape) {
+  auto links = cluster.getMeshLinks(meshShape);
+  if (!links)
+    return links.takeError();
+  CostModel model(cluster, meshShape, std::move(*links));
+  for (int64_t size : meshShape)
+    model.numDevices *= size;
+  return model;
+}
+
+double CostModel::getCollectiveTime(BoxingKind kind, int64_t axis,
+                                    double bytes) const {
+  double p = meshShape[axis];
+  double steps = 0;
+  switch (kind) {
+  case BoxingKind::AllReduce:
+    steps = 2 * (p - 1);
+    break;
+  case BoxingKind::ReduceScatter:
+  case BoxingKind::AllGather:
+  case BoxingKind::AllToAll:
+    steps = p - 1;
+    break;
+  default:
+    return 0;
+  }
+  const Link &link = links[axis];
+  return steps * link.latency + bytes / link.bandwidth;
+}
+
+double CostModel::getBoxingTime(ArrayRef<SbpEntry> src, ArrayRef<SbpEntry> dst,
+                                ArrayRef<int64_t> shape,
+                                int64_t elementBytes) const {
+  if (src == dst)
+    return 0;
+  BoxingPlan plan = planBoxing(src, dst, shape, elementBytes, meshShape);
+  double time = 0;
+  double localBytes = 0;
+  for (const BoxingStep &step : plan.steps) {
+    switch (step.kind) {
+    case BoxingKind::Slice:
+    case BoxingKind::KeepOnFirst:
+    case BoxingKind::PadWithNeutral:
+      localBytes = getLocalElements(shape, dst, meshShape) * elementBytes;
+      time += localBytes / getCluster().getMemoryBandwidth(numDevices);
+      break;
+    default:
+      time += getCollectiveTime(step.kind, step.axis, step.bytes);
+    }
+  }
+  return time;
+}
+
+double CostModel::getBoxingTime(RankedTensorType type, NdSbpAttr src,
+                                NdSbpAttr dst) const {
+  if (!src || !dst || src == dst)
+    return 0;
+  return getBoxingTime(src.getEntries(), dst.getEntries(), getStaticShape(type),
+                       getElementBytes(type.getElementType()));
+}
+
+double CostModel::getLocalBytes(RankedTensorType type, NdSbpAttr layout) const {
+  SmallVector<int64_t> shape = getStaticShape(type);
+  double elements = 1;
+  if (layout) {
+    elements = getLocalElements(shape, layout.getEntries(), meshShape);
+  } else {
+    for (int64_t size : shape)
+      elements *= size;
+  }
+  return elements * getElementBytes(type.getElementType());
+}
+
+OpWork CostModel::getOpWork(Operation *op,
+                            const NdSbpSignature &signature) const {
+  OpWork work;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    work = getLinalgWork(linalgOp, signature, meshShape);
+  double resultBytes = 0;
+  for (OpResult result : op->getResults())
+    if (auto type = dyn_cast<RankedTensorType>(result.getType())) {
+      resultBytes +=
+          getLocalBytes(type, signature.results[result.getResultNumber()]);
+      if (!isa<linalg::LinalgOp>(op))
+        work.elementType = getTypeName(type);
+    }
+  if (isView(op))
+    return work;
+  work.bytes = resultBytes;
+  for (OpOperand &operand : op->getOpOperands())
+    if (auto type = dyn_cast<RankedTensorType>(operand.get().getType()))
+      work.bytes +=
+          getLocalBytes(type, signature.operands[operand.getOperandNumber()]);
+  // Element-wise arith and math on tensors: one operation per element.
+  if (!isa<linalg::LinalgOp>(op) && op->hasTrait<OpTrait::Elementwise>() &&
+      op->getNumResults() == 1)
+    work.flops =
+        resultBytes / std::max<int64_t>(1, getElementBytes(getElementTypeOrSelf(
+                                               op->getResult(0).getType())));
+  return work;
+}
+
+double CostModel::getComputeTime(const OpWork &work) const {
+  double rate = work.contraction
+                    ? cluster.getPeakFlops(work.elementType, numDevices)
+                    : cluster.getLoopFlops(work.elementType, numDevices);
+  return std::max(work.flops / rate,
+                  work.bytes / cluster.getMemoryBandwidth(numDevices));
+}

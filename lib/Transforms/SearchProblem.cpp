@@ -1,0 +1,459 @@
+//===- SearchProblem.cpp - A function's layout choice as costs ------------===//
+
+#include "sbp/Transforms/SearchProblem.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "sbp/Transforms/Propagation.h"
+#include "sbp/Transforms/ShardingState.h"
+#include <map>
+
+using namespace mlir;
+using namespace mlir::sbp;
+
+namespace {
+
+/// Layouts without partial entries for a value of `type`: what an argument
+/// can arrive in and a result can be handed back in. A dimension is split
+/// only when static and at least as large as the devices splitting it.
+SmallVector<NdSbpAttr> enumerateLayouts(RankedTensorType type, MeshOp mesh) {
+  ArrayRef<int64_t> meshShape = mesh.getShape();
+  SmallVector<SmallVector<SbpEntry>> layouts = {{}};
+  for (size_t axis = 0; axis < meshShape.size(); ++axis) {
+    SmallVector<SmallVector<SbpEntry>> next;
+    for (const SmallVector<SbpEntry> &prefix : layouts) {
+      SmallVector<SbpEntry> choices = {SbpEntry::broadcast()};
+      for (int64_t dim = 0; dim < type.getRank(); ++dim)
+        choices.push_back(SbpEntry::split(dim));
+      for (SbpEntry entry : choices) {
+        SmallVector<SbpEntry> layout(prefix);
+        layout.push_back(entry);
+        next.push_back(std::move(layout));
+      }
+    }
+    layouts = std::move(next);
+  }
+  SmallVector<NdSbpAttr> result;
+  for (const SmallVector<SbpEntry> &layout : layouts) {
+    bool valid = true;
+    for (int64_t dim = 0; dim < type.getRank() && valid; ++dim) {
+      int64_t parts = 1;
+      for (auto [axis, entry] : llvm::enumerate(layout))
+        if (entry.isSplit() && entry.getDim() == dim)
+          parts *= meshShape[axis];
+      int64_t size = type.getDimSize(dim);
+      valid = parts == 1 || (!ShapedType::isDynamic(size) && size >= parts);
+    }
+    if (valid)
+      result.push_back(NdSbpAttr::get(
+          mesh.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+          layout));
+  }
+  return result;
+}
+
+/// How often the body of the loops around `op` runs; 1 for loops without a
+/// constant trip count.
+double getMultiplicity(Operation *op) {
+  double count = 1;
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>()) {
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (lb && ub && step && *step > 0 && *ub > *lb)
+      count *= (*ub - *lb + *step - 1) / *step;
+  }
+  return count;
+}
+
+/// Ops that alias their operand once bufferized: they hold no bytes of
+/// their own and keep their source alive.
+bool isView(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+      op);
+}
+
+/// Identifies ops that cost the same under the same signature: name,
+/// attributes, types and payload.
+std::vector<const void *> getStructuralKey(Operation *op) {
+  std::vector<const void *> key = {
+      op->getName().getAsOpaquePointer(),
+      op->getRawDictionaryAttrs().getAsOpaquePointer(),
+      op->getPropertiesAsAttribute().getAsOpaquePointer()};
+  for (Type type : op->getOperandTypes())
+    key.push_back(type.getAsOpaquePointer());
+  for (Type type : op->getResultTypes())
+    key.push_back(type.getAsOpaquePointer());
+  for (Region &region : op->getRegions())
+    region.walk([&](Operation *payload) {
+      key.push_back(payload->getName().getAsOpaquePointer());
+    });
+  return key;
+}
+
+} // namespace
+
+FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
+                                              MeshOp mesh,
+                                              const CostModel &model) {
+  SearchProblem problem(func, model);
+  SmallVector<Node> &nodes = problem.nodes;
+  NdSbpAttr replicated = getReplicated(mesh);
+  StringRef name = SbpDialect::getShardingAttrName();
+  Block &entry = func.getFunctionBody().front();
+  DenseMap<Operation *, unsigned> position;
+  for (Operation &op : entry)
+    position[&op] = problem.numPositions++;
+  auto topPosition = [&](Operation *op) {
+    while (op->getBlock() != &entry)
+      op = op->getParentOp();
+    return position.lookup(op);
+  };
+
+  DenseMap<Value, std::pair<int, unsigned>> produced;
+  DenseMap<Value, NdSbpAttr> fixed;
+  // Inputs share the batch size, dimension 0 of the first result.
+  std::optional<int64_t> batch;
+  if (func.getNumResults() > 0)
+    if (auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[0]))
+      if (type.getRank() > 0)
+        batch = type.getDimSize(0);
+  for (BlockArgument arg : entry.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    if (auto layout =
+            func.getArgAttrOfType<NdSbpAttr>(arg.getArgNumber(), name)) {
+      fixed[arg] = layout;
+      continue;
+    }
+    Node node{NodeKind::Argument};
+    node.index = arg.getArgNumber();
+    node.layouts = enumerateLayouts(type, mesh);
+    node.isParameter =
+        !(type.getRank() > 0 && batch && type.getDimSize(0) == *batch);
+    produced[arg] = {nodes.size(), 0};
+    nodes.push_back(std::move(node));
+  }
+
+  WalkResult walk =
+      func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (auto annotate = dyn_cast<AnnotateOp>(op))
+          fixed[annotate.getResult()] = annotate.getSharding();
+        if (auto boxing = dyn_cast<BoxingOp>(op))
+          fixed[boxing.getResult()] = boxing.getDst();
+        if (!isLayoutDecision(op))
+          return WalkResult::advance();
+        FailureOr<SmallVector<NdSbpSignature>> candidates =
+            getCandidateSignatures(op, mesh);
+        if (failed(candidates))
+          return WalkResult::interrupt();
+        Node node{NodeKind::Op, op};
+        node.signatures = std::move(*candidates);
+        node.multiplicity = getMultiplicity(op);
+        for (OpResult result : op->getResults())
+          produced[result] = {nodes.size(), result.getResultNumber()};
+        nodes.push_back(std::move(node));
+        return isa<SbpSignatureOpInterface>(op) ? WalkResult::skip()
+                                                : WalkResult::advance();
+      });
+  if (walk.wasInterrupted())
+    return failure();
+
+  SmallVector<int> resultNodes(func.getNumResults(), -1);
+  SmallVector<NdSbpAttr> resultLayouts(func.getNumResults());
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
+    if (!type)
+      continue;
+    if (auto layout = func.getResultAttrOfType<NdSbpAttr>(i, name)) {
+      resultLayouts[i] = layout;
+      continue;
+    }
+    Node node{NodeKind::Result};
+    node.index = i;
+    node.layouts = enumerateLayouts(type, mesh);
+    resultNodes[i] = nodes.size();
+    nodes.push_back(std::move(node));
+  }
+
+  // Where a value's layout comes from: a node's result or a fixed layout.
+  std::function<std::pair<int, unsigned>(Value, NdSbpAttr &)> sourceOf =
+      [&](Value value, NdSbpAttr &layout) -> std::pair<int, unsigned> {
+    if (auto it = produced.find(value); it != produced.end())
+      return it->second;
+    if (NdSbpAttr known = fixed.lookup(value)) {
+      layout = known;
+      return {-1, 0};
+    }
+    if (auto loop = value.getDefiningOp<scf::ForOp>())
+      return sourceOf(
+          loop.getInitArgs()[cast<OpResult>(value).getResultNumber()], layout);
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+        if (arg.getArgNumber() > 0)
+          return sourceOf(loop.getInitArgs()[arg.getArgNumber() - 1], layout);
+    layout = replicated;
+    return {-1, 0};
+  };
+  auto addUse = [&](OpOperand &operand, int consumer, unsigned index,
+                    NdSbpAttr need, Operation *at) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    // Re-laying out a tensor without contents costs nothing.
+    if (!type || operand.get().getDefiningOp<tensor::EmptyOp>())
+      return;
+    Use use{type};
+    std::tie(use.producer, use.result) =
+        sourceOf(operand.get(), use.producerLayout);
+    use.consumer = consumer;
+    use.operand = index;
+    use.consumerLayout = need;
+    use.multiplicity = getMultiplicity(at);
+    use.position = topPosition(at);
+    problem.uses.push_back(use);
+  };
+  for (auto [index, node] : llvm::enumerate(nodes)) {
+    if (node.kind != NodeKind::Op)
+      continue;
+    for (OpOperand &operand : node.op->getOpOperands())
+      addUse(operand, index, operand.getOperandNumber(), {}, node.op);
+  }
+  func.walk([&](Operation *op) {
+    if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+      addUse(annotate->getOpOperand(0), -1, 0, annotate.getSharding(), op);
+    } else if (op->hasTrait<OpTrait::ReturnLike>() &&
+               op->getParentOp() == func.getOperation()) {
+      for (OpOperand &operand : op->getOpOperands()) {
+        unsigned i = operand.getOperandNumber();
+        addUse(operand, resultNodes[i], 0, resultLayouts[i], op);
+      }
+    } else if (isa<scf::YieldOp>(op) && isa<scf::ForOp>(op->getParentOp())) {
+      // The next iteration needs the layout of the initial value.
+      auto loop = cast<scf::ForOp>(op->getParentOp());
+      for (OpOperand &operand : op->getOpOperands()) {
+        NdSbpAttr layout;
+        auto [node, result] =
+            sourceOf(loop.getInitArgs()[operand.getOperandNumber()], layout);
+        addUse(operand, node, result, layout, op);
+        if (node >= 0)
+          problem.uses.back().operand = ~result;
+      }
+    }
+  });
+
+  // Compute times and result bytes, shared by ops of one structure.
+  std::map<std::vector<const void *>, unsigned> seen;
+  problem.defPosition.assign(nodes.size(), 0);
+  problem.lastUse.assign(nodes.size(), 0);
+  for (auto [index, node] : llvm::enumerate(nodes)) {
+    SmallVector<double> times, bytes;
+    if (node.kind == NodeKind::Op) {
+      problem.defPosition[index] = problem.lastUse[index] =
+          topPosition(node.op);
+      auto [it, inserted] = seen.try_emplace(getStructuralKey(node.op), index);
+      if (!inserted) {
+        problem.computeTimes.push_back(problem.computeTimes[it->second]);
+        problem.resultBytes.push_back(problem.resultBytes[it->second]);
+        continue;
+      }
+      for (const NdSbpSignature &signature : node.signatures) {
+        times.push_back(
+            model.getComputeTime(model.getOpWork(node.op, signature)));
+        double held = 0;
+        if (!isView(node.op) && !isa<tensor::EmptyOp>(node.op))
+          for (OpResult result : node.op->getResults())
+            if (auto type = dyn_cast<RankedTensorType>(result.getType()))
+              held += model.getLocalBytes(
+                  type, signature.results[result.getResultNumber()]);
+        bytes.push_back(held);
+      }
+    } else if (node.kind == NodeKind::Argument) {
+      auto type =
+          cast<RankedTensorType>(entry.getArgument(node.index).getType());
+      for (NdSbpAttr layout : node.layouts) {
+        times.push_back(0);
+        bytes.push_back(model.getLocalBytes(type, layout));
+      }
+    } else {
+      times.assign(node.layouts.size(), 0);
+      bytes.assign(node.layouts.size(), 0);
+    }
+    problem.computeTimes.push_back(std::move(times));
+    problem.resultBytes.push_back(std::move(bytes));
+  }
+  for (const Use &use : problem.uses)
+    if (use.producer >= 0)
+      problem.lastUse[use.producer] =
+          std::max(problem.lastUse[use.producer], use.position);
+  // A view keeps its source alive as long as itself.
+  for (int index = nodes.size() - 1; index >= 0; --index)
+    if (nodes[index].kind == NodeKind::Op && isView(nodes[index].op))
+      for (const Use &use : problem.uses)
+        if (use.consumer == index && use.producer >= 0)
+          problem.lastUse[use.producer] =
+              std::max(problem.lastUse[use.producer], problem.lastUse[index]);
+  return problem;
+}
+
+NdSbpAttr SearchProblem::producedLayout(const Use &use, unsigned state) const {
+  if (use.producer < 0)
+    return use.producerLayout;
+  const Node &node = nodes[use.producer];
+  return node.kind == NodeKind::Op ? node.signatures[state].results[use.result]
+                                   : node.layouts[state];
+}
+
+NdSbpAttr SearchProblem::neededLayout(const Use &use, unsigned state) const {
+  if (use.consumer < 0)
+    return use.consumerLayout;
+  const Node &node = nodes[use.consumer];
+  if (node.kind != NodeKind::Op)
+    return node.layouts[state];
+  // A loop's yield needs what the loop's initial value's producer gives.
+  if (int(use.operand) < 0)
+    return node.signatures[state].results[~use.operand];
+  return node.signatures[state].operands[use.operand];
+}
+
+CostGraph SearchProblem::buildGraph(
+    double memoryWeight,
+    const std::function<bool(const Node &, unsigned)> &allow,
+    std::vector<std::vector<unsigned>> &states) const {
+  CostGraph graph;
+  states.assign(nodes.size(), {});
+  for (auto [index, node] : llvm::enumerate(nodes)) {
+    for (unsigned s = 0; s < node.getNumStates(); ++s)
+      if (!allow || allow(node, s))
+        states[index].push_back(s);
+    if (states[index].empty())
+      for (unsigned s = 0; s < node.getNumStates(); ++s)
+        states[index].push_back(s);
+    std::vector<double> costs;
+    for (unsigned s : states[index])
+      costs.push_back(computeTimes[index][s] * node.multiplicity +
+                      memoryWeight * resultBytes[index][s]);
+    graph.addNode(std::move(costs));
+  }
+  // A use with one fixed end costs its node alone.
+  std::vector<std::vector<double>> extra(nodes.size());
+  for (unsigned index = 0; index < nodes.size(); ++index)
+    extra[index].assign(states[index].size(), 0);
+  for (const Use &use : uses) {
+    if (use.producer >= 0 && use.producer == use.consumer)
+      continue;
+    if (use.producer < 0 && use.consumer < 0)
+      continue;
+    if (use.producer < 0 || use.consumer < 0) {
+      int node = use.producer < 0 ? use.consumer : use.producer;
+      for (auto [k, s] : llvm::enumerate(states[node])) {
+        NdSbpAttr from =
+            use.producer < 0 ? use.producerLayout : producedLayout(use, s);
+        NdSbpAttr to =
+            use.consumer < 0 ? use.consumerLayout : neededLayout(use, s);
+        extra[node][k] +=
+            model->getBoxingTime(use.type, from, to) * use.multiplicity;
+      }
+      continue;
+    }
+    const std::vector<unsigned> &from = states[use.producer];
+    const std::vector<unsigned> &to = states[use.consumer];
+    std::vector<double> table;
+    table.reserve(from.size() * to.size());
+    for (unsigned s : from) {
+      NdSbpAttr layout = producedLayout(use, s);
+      for (unsigned t : to)
+        table.push_back(
+            model->getBoxingTime(use.type, layout, neededLayout(use, t)) *
+            use.multiplicity);
+    }
+    graph.addEdge(use.producer, use.consumer, std::move(table));
+  }
+  for (unsigned index = 0; index < nodes.size(); ++index)
+    if (llvm::any_of(extra[index], [](double v) { return v != 0; }))
+      graph.addNodeCosts(index, extra[index]);
+  return graph;
+}
+
+PlanCost SearchProblem::evaluate(ArrayRef<unsigned> states,
+                                 SmallVectorImpl<OpCost> *perOp) const {
+  PlanCost cost;
+  Block &entry = func.getFunctionBody().front();
+  SmallVector<double> live(numPositions + 1, 0), transient(numPositions, 0);
+  DenseMap<unsigned, unsigned> opIndex;
+  for (auto [index, node] : llvm::enumerate(nodes)) {
+    unsigned s = states[index];
+    if (node.kind == NodeKind::Op) {
+      double compute = computeTimes[index][s] * node.multiplicity;
+      cost.compute += compute;
+      live[defPosition[index]] += resultBytes[index][s];
+      live[lastUse[index] + 1] -= resultBytes[index][s];
+      if (perOp) {
+        opIndex[index] = perOp->size();
+        perOp->push_back({node.op, node.signatures[s], compute, 0, 0,
+                          resultBytes[index][s]});
+      }
+    } else if (node.kind == NodeKind::Argument) {
+      cost.parameterBytes += resultBytes[index][s];
+    }
+  }
+  // Annotated arguments are held too.
+  for (BlockArgument arg : entry.getArguments())
+    if (auto type = dyn_cast<RankedTensorType>(arg.getType()))
+      if (auto layout = func.getArgAttrOfType<NdSbpAttr>(
+              arg.getArgNumber(), SbpDialect::getShardingAttrName()))
+        cost.parameterBytes += model->getLocalBytes(type, layout);
+  for (const Use &use : uses) {
+    NdSbpAttr from =
+        producedLayout(use, use.producer < 0 ? 0 : states[use.producer]);
+    NdSbpAttr to =
+        neededLayout(use, use.consumer < 0 ? 0 : states[use.consumer]);
+    if (!from || !to || from == to)
+      continue;
+    double time = model->getBoxingTime(use.type, from, to) * use.multiplicity;
+    SmallVector<int64_t> shape;
+    for (int64_t size : use.type.getShape())
+      shape.push_back(ShapedType::isDynamic(size) ? 1 : size);
+    double bytes = getBoxingBytes(from.getEntries(), to.getEntries(), shape,
+                                  getElementBytes(use.type.getElementType()),
+                                  model->getMeshShape()) *
+                   use.multiplicity;
+    cost.communication += time;
+    cost.bytesMoved += bytes;
+    transient[use.position] += model->getLocalBytes(use.type, to);
+    if (perOp && use.consumer >= 0 && opIndex.count(use.consumer)) {
+      OpCost &op = (*perOp)[opIndex[use.consumer]];
+      op.communication += time;
+      op.bytesMoved += bytes;
+    }
+  }
+  double running = 0, peak = 0;
+  for (unsigned p = 0; p < numPositions; ++p) {
+    running += live[p];
+    peak = std::max(peak, running + transient[p]);
+  }
+  cost.peakMemory = cost.parameterBytes + peak;
+  return cost;
+}
+
+void SearchProblem::record(ArrayRef<unsigned> states) const {
+  StringRef name = SbpDialect::getShardingAttrName();
+  for (auto [index, node] : llvm::enumerate(nodes)) {
+    unsigned s = states[index];
+    switch (node.kind) {
+    case NodeKind::Op:
+      // Uninitialized tensors take their users' layouts in propagation.
+      if (isa<tensor::EmptyOp>(node.op))
+        break;
+      setOpShardings(node.op, node.signatures[s].operands,
+                     node.signatures[s].results);
+      break;
+    case NodeKind::Argument:
+      func.setArgAttr(node.index, name, node.layouts[s]);
+      break;
+    case NodeKind::Result:
+      func.setResultAttr(node.index, name, node.layouts[s]);
+      break;
+    }
+  }
+}
