@@ -94,7 +94,7 @@ llvm::Expected<double> readPositive(const json &object, const char *key,
   if (value < 0 || (!allowZero && value == 0) || !std::isfinite(value))
     return makeError("field '" + path + key + "' must be " +
                      (allowZero ? "non-negative" : "positive") + ", not " +
-                     llvm::formatv("{0}", value).str());
+                     it->dump());
   return value;
 }
 

@@ -33,11 +33,22 @@ struct Table {
   }
 };
 
+/// Subtracts the least entry: the solver only needs each table's argmins,
+/// and tables that differ by a constant (the cost accumulated along a chain
+/// of repeated layers) become one.
+void normalize(Table &table) {
+  double least = *std::min_element(table.values.begin(), table.values.end());
+  if (std::isfinite(least) && least != 0)
+    for (double &value : table.values)
+      value -= least;
+}
+
 /// Hash-consed tables: equal contents get one id, so eliminations over
 /// repeated layers can be recognized by their inputs' ids.
 class TablePool {
 public:
   unsigned intern(Table table) {
+    normalize(table);
     const char *bytes = reinterpret_cast<const char *>(table.values.data());
     llvm::hash_code hash = llvm::hash_combine(
         table.rows, table.cols,
@@ -241,37 +252,40 @@ void Solver::eliminateInner(unsigned node, SolveStats &stats) {
 }
 
 void Solver::eliminate(SolveStats &stats) {
-  // Program order: the nodes of a repeated layer are met in the same order
-  // as the first copy's, with the same tables.
-  std::vector<unsigned> worklist;
-  for (unsigned node = costs.size(); node-- > 0;)
-    worklist.push_back(node);
-  while (!worklist.empty()) {
-    unsigned node = worklist.back();
-    worklist.pop_back();
-    if (!alive[node] || adjacent[node].size() > 2)
-      continue;
-    llvm::SmallVector<unsigned, 2> neighbors;
-    for (auto &entry : adjacent[node])
-      neighbors.push_back(entry.first);
-    if (neighbors.empty()) {
-      const Table &c = pool.get(costs[node]);
-      auto best = std::min_element(c.values.begin(), c.values.end());
-      auto choice = std::make_shared<std::vector<unsigned>>(
-          1, unsigned(best - c.values.begin()));
-      eliminations.push_back({node, ~0u, ~0u, choice});
-    } else if (neighbors.size() == 1) {
-      eliminateLeaf(node, stats);
-    } else {
-      eliminateInner(node, stats);
+  // In rounds, each in program order: the first round removes what every
+  // copy of a repeated layer has inside (weights, chains, diamonds) with
+  // the same tables, before the rounds that follow join the copies.
+  std::vector<unsigned> round;
+  for (unsigned node = 0; node < costs.size(); ++node)
+    round.push_back(node);
+  while (!round.empty()) {
+    std::vector<unsigned> next;
+    for (unsigned node : round) {
+      if (!alive[node] || adjacent[node].size() > 2)
+        continue;
+      llvm::SmallVector<unsigned, 2> neighbors;
+      for (auto &entry : adjacent[node])
+        neighbors.push_back(entry.first);
+      if (neighbors.empty()) {
+        const Table &c = pool.get(costs[node]);
+        auto best = std::min_element(c.values.begin(), c.values.end());
+        auto choice = std::make_shared<std::vector<unsigned>>(
+            1, unsigned(best - c.values.begin()));
+        eliminations.push_back({node, ~0u, ~0u, choice});
+      } else if (neighbors.size() == 1) {
+        eliminateLeaf(node, stats);
+      } else {
+        eliminateInner(node, stats);
+      }
+      alive[node] = false;
+      ++stats.eliminated;
+      for (unsigned neighbor : neighbors)
+        if (alive[neighbor] && adjacent[neighbor].size() <= 2)
+          next.push_back(neighbor);
     }
-    alive[node] = false;
-    ++stats.eliminated;
-    // Neighbours may have become eliminable; visit them next so that a
-    // chain is followed to its end.
-    for (unsigned neighbor : neighbors)
-      if (alive[neighbor] && adjacent[neighbor].size() <= 2)
-        worklist.push_back(neighbor);
+    llvm::sort(next);
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    round = std::move(next);
   }
 }
 
@@ -424,33 +438,63 @@ Solution CostGraph::solve(double timeLimitSeconds) const {
   return solution;
 }
 
-Solution CostGraph::solveByEnumeration() const {
+Solution CostGraph::solveByEnumeration(uint64_t maxVisits) const {
   unsigned n = nodeCosts.size();
-  // Edges to earlier nodes, per node, so that a prefix has a known cost.
-  std::vector<std::vector<const Edge *>> back(n);
+  // The edges of each node to later nodes.
+  std::vector<std::vector<const Edge *>> forward(n);
   for (const Edge &edge : edges)
-    back[std::max(edge.u, edge.v)].push_back(&edge);
+    forward[std::min(edge.u, edge.v)].push_back(&edge);
+  // reach[k][s]: what node k costs in state s given the states chosen so
+  // far (its own cost plus its edges to chosen nodes). Every unchosen node
+  // costs at least its least entry, which bounds a prefix's completions.
+  std::vector<std::vector<double>> reach = nodeCosts;
   Solution best;
   best.cost = kInfinity;
   std::vector<unsigned> states(n, 0);
+  auto update = [&](unsigned node, unsigned state, double sign) {
+    for (const Edge *edge : forward[node]) {
+      bool first = edge->u == node;
+      unsigned other = first ? edge->v : edge->u;
+      unsigned width = nodeCosts[edge->v].size();
+      for (unsigned s = 0; s < reach[other].size(); ++s)
+        reach[other][s] += sign * (first ? edge->costs[state * width + s]
+                                         : edge->costs[s * width + state]);
+    }
+  };
+  uint64_t visits = 0;
   std::function<void(unsigned, double)> visit = [&](unsigned node,
                                                     double partial) {
-    if (partial >= best.cost)
+    if (++visits > maxVisits) {
+      best.optimal = false;
+      return;
+    }
+    double bound = partial;
+    for (unsigned k = node; k < n; ++k)
+      bound += *std::min_element(reach[k].begin(), reach[k].end());
+    if (bound >= best.cost * (1 - 1e-12))
       return;
     if (node == n) {
       best.cost = partial;
       best.states = states;
       return;
     }
-    for (unsigned s = 0; s < nodeCosts[node].size(); ++s) {
+    // Cheapest states first, so that good plans bound the rest early.
+    std::vector<unsigned> order(reach[node].size());
+    for (unsigned s = 0; s < order.size(); ++s)
+      order[s] = s;
+    std::vector<double> own = reach[node];
+    llvm::sort(order, [&](unsigned a, unsigned b) { return own[a] < own[b]; });
+    for (unsigned s : order) {
       states[node] = s;
-      double total = partial + nodeCosts[node][s];
-      for (const Edge *edge : back[node])
-        total += edge->costs[states[edge->u] * nodeCosts[edge->v].size() +
-                             states[edge->v]];
-      visit(node + 1, total);
+      update(node, s, +1);
+      visit(node + 1, partial + own[s]);
+      update(node, s, -1);
     }
   };
   visit(0, 0);
+  if (best.states.empty())
+    return best;
+  // Recompute exactly: the incremental sums may have rounded.
+  best.cost = evaluate(best.states);
   return best;
 }

@@ -71,9 +71,10 @@ public:
   /// most `timeLimitSeconds`.
   Solution solve(double timeLimitSeconds = 60) const;
 
-  /// The least-cost assignment by enumerating every one (pruned only by
-  /// partial sums, as costs are non-negative): for testing `solve`.
-  Solution solveByEnumeration() const;
+  /// The least-cost assignment by enumerating assignments, pruned only by
+  /// a bound that is valid as costs are non-negative: for testing `solve`.
+  /// Gives up (`optimal` false) after `maxVisits` partial assignments.
+  Solution solveByEnumeration(uint64_t maxVisits = UINT64_MAX) const;
 
 private:
   struct Edge {

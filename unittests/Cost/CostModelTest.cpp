@@ -1,0 +1,101 @@
+//===- CostModelTest.cpp - Compute, boxing and memory predictions ---------===//
+
+#include "sbp/Cost/CostModel.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/Parser/Parser.h"
+#include "sbp/InitSbp.h"
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::sbp;
+
+namespace {
+
+Cluster makeCluster() {
+  auto cluster = parseCluster(R"({"name": "test", "mesh": [2, 4],
+      "links": [{"bandwidth": 1e10, "latency": 1e-5},
+                {"bandwidth": 1e11, "latency": 1e-6}],
+      "device": {"peak_flops": {"f32": 1e12}, "loop_flops": {"f32": 1e11},
+                 "memory_bandwidth": 1e11, "memory_capacity": 1e9}})",
+                              "test.json");
+  EXPECT_TRUE(bool(cluster));
+  return *cluster;
+}
+
+TEST(CostModel, CollectivesFollowAlphaBeta) {
+  auto model = CostModel::get(makeCluster(), {2, 4});
+  ASSERT_TRUE(bool(model));
+  // All-reduce of 8 MB over the 4 devices of axis 1: 2(p-1) latencies and
+  // 2(p-1)/p of the bytes.
+  double t = 8e6;
+  double bytes = 2.0 * 3 / 4 * t;
+  EXPECT_DOUBLE_EQ(model->getCollectiveTime(BoxingKind::AllReduce, 1, bytes),
+                   6 * 1e-6 + bytes / 1e11);
+  EXPECT_DOUBLE_EQ(model->getCollectiveTime(BoxingKind::AllGather, 0, 1e6),
+                   1e-5 + 1e6 / 1e10);
+  // The boxing table, through the plan: P -> B of a [1000, 2000] f32 over
+  // axis 1 is that all-reduce.
+  SmallVector<SbpEntry> partial = {SbpEntry::broadcast(), SbpEntry::partial()};
+  SmallVector<SbpEntry> whole = {SbpEntry::broadcast(), SbpEntry::broadcast()};
+  EXPECT_DOUBLE_EQ(model->getBoxingTime(partial, whole, {1000, 2000}, 4),
+                   6 * 1e-6 + bytes / 1e11);
+  // S(0) -> S(1) over axis 0 is an all-to-all of (p-1)/p^2 of the tensor.
+  SmallVector<SbpEntry> rows = {SbpEntry::split(0), SbpEntry::broadcast()};
+  SmallVector<SbpEntry> cols = {SbpEntry::split(1), SbpEntry::broadcast()};
+  EXPECT_DOUBLE_EQ(model->getBoxingTime(rows, cols, {1000, 2000}, 4),
+                   1e-5 + t / 4 / 1e10);
+  EXPECT_EQ(model->getBoxingTime(rows, rows, {1000, 2000}, 4), 0);
+}
+
+TEST(CostModel, MatmulWorkOnLocalShapes) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerSbpDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+    sbp.mesh @m shape = [2, 4]
+    func.func @f(%a: tensor<256x512xf32>, %b: tensor<512x1024xf32>,
+                 %c: tensor<256x1024xf32>) -> tensor<256x1024xf32> {
+      %d = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x1024xf32>)
+                         outs(%c : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+      return %d : tensor<256x1024xf32>
+    })mlir",
+                                                             &context);
+  ASSERT_TRUE(module);
+  Operation *matmul = nullptr;
+  module->walk([&](Operation *op) {
+    if (op->getName().getStringRef() == "linalg.matmul")
+      matmul = op;
+  });
+  auto mesh = *module->getOps<MeshOp>().begin();
+  auto model = CostModel::get(makeCluster(), {2, 4});
+  ASSERT_TRUE(bool(model));
+  auto nd = [&](SbpEntry a, SbpEntry b) {
+    return NdSbpAttr::get(
+        &context, FlatSymbolRefAttr::get(mesh.getSymNameAttr()), {a, b});
+  };
+  SbpEntry b = SbpEntry::broadcast();
+  // Rows over axis 0, the reduction over axis 1: 1/8 of the loops.
+  NdSbpSignature signature;
+  signature.operands = {nd(SbpEntry::split(0), SbpEntry::split(1)),
+                        nd(b, SbpEntry::split(0)),
+                        nd(SbpEntry::split(0), SbpEntry::partial())};
+  signature.results = {nd(SbpEntry::split(0), SbpEntry::partial())};
+  OpWork work = model->getOpWork(matmul, signature);
+  EXPECT_TRUE(work.contraction);
+  EXPECT_DOUBLE_EQ(work.flops, 2.0 * 256 * 512 * 1024 / 8);
+  double bytes = 4.0 * (128 * 128 + 128 * 1024 + 2 * 128 * 1024);
+  EXPECT_DOUBLE_EQ(work.bytes, bytes);
+  // Compute bound: FLOPs at the peak.
+  EXPECT_DOUBLE_EQ(model->getComputeTime(work),
+                   std::max(work.flops / 1e12, bytes / 1e11));
+  EXPECT_DOUBLE_EQ(model->getLocalBytes(
+                       cast<RankedTensorType>(matmul->getResult(0).getType()),
+                       signature.results[0]),
+                   4.0 * 128 * 1024);
+}
+
+} // namespace
