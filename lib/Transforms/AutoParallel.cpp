@@ -108,7 +108,10 @@ Plan solve(const SearchProblem &problem, double memoryWeight,
 }
 
 std::string formatBytes(double bytes) {
-  return llvm::formatv("{0:F2} GiB", bytes / (1024.0 * 1024 * 1024)).str();
+  constexpr double kMiB = 1024.0 * 1024;
+  if (bytes >= 1024 * kMiB)
+    return llvm::formatv("{0:F2} GiB", bytes / (1024 * kMiB)).str();
+  return llvm::formatv("{0:F2} MiB", bytes / kMiB).str();
 }
 
 struct SbpAutoParallelPass
@@ -270,11 +273,14 @@ void SbpAutoParallelPass::runOnOperation() {
     double leastMemory = 0;
     FailureOr<Plan> plan = search(*problem, limit, func.getName(), leastMemory);
     if (failed(plan)) {
-      func.emitError() << "sbp-auto-parallel: memory-limit="
-                       << formatBytes(limit)
-                       << " per device cannot be met: the plan needing the "
-                          "least memory that the search found needs "
-                       << formatBytes(leastMemory) << " on each device";
+      std::string what = memoryLimit.empty()
+                             ? "the memory of a " + cluster->name +
+                                   " device (" + formatBytes(limit) + ")"
+                             : "memory-limit=" + memoryLimit;
+      func.emitError() << "sbp-auto-parallel: " << what
+                       << " cannot be met: the plan needing the least memory "
+                          "that the search found needs "
+                       << formatBytes(leastMemory) << " per device";
       return signalPassFailure();
     }
     double seconds =

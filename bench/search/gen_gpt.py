@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Writes a GPT (decoder stack) for one device as MLIR on tensors (linalg,
+tensor, arith, math), the input of sbp's auto-parallel search.
+
+Each layer: RMS norm, Q/K/V projections, multi-head attention with a
+softmax, the output projection and a residual; RMS norm, an MLP of width
+4h with a ReLU, and a residual. Activations are [batch * seq, hidden] f32;
+weights are function arguments (wq, wk, wv, wo: h x h; w1: h x 4h;
+w2: 4h x h), so one layer holds 12 h^2 parameters.
+
+  gen_gpt.py --hidden 12288 --heads 96 --batch 8 --seq 512 --layers 1
+"""
+import argparse
+import sys
+
+
+def emit(out, hidden, heads, batch, seq, layers, causal=False):
+    h, a, b, s = hidden, heads, batch, seq
+    d = h // a
+    n = b * s
+    f = "f32"
+    act = f"tensor<{n}x{h}x{f}>"
+    w = f"tensor<{h}x{h}x{f}>"
+    w1 = f"tensor<{h}x{4 * h}x{f}>"
+    w2 = f"tensor<{4 * h}x{h}x{f}>"
+    hid = f"tensor<{n}x{4 * h}x{f}>"
+    row = f"tensor<{n}x{f}>"
+    q4 = f"tensor<{b}x{s}x{a}x{d}x{f}>"
+    sc = f"tensor<{b}x{a}x{s}x{s}x{f}>"
+    sr = f"tensor<{b}x{a}x{s}x{f}>"
+    args = [f"%x: {act}"]
+    for l in range(layers):
+        args += [f"%wq{l}: {w}", f"%wk{l}: {w}", f"%wv{l}: {w}",
+                 f"%wo{l}: {w}", f"%w1_{l}: {w1}", f"%w2_{l}: {w2}"]
+    p = out.write
+    p("#m2 = affine_map<(i, j) -> (i, j)>\n#r2 = affine_map<(i, j) -> (i)>\n")
+    p("#qk_q = affine_map<(b, a, i, j, d) -> (b, i, a, d)>\n")
+    p("#qk_k = affine_map<(b, a, i, j, d) -> (b, j, a, d)>\n")
+    p("#qk_s = affine_map<(b, a, i, j, d) -> (b, a, i, j)>\n")
+    p("#s4 = affine_map<(b, a, i, j) -> (b, a, i, j)>\n")
+    p("#s3 = affine_map<(b, a, i, j) -> (b, a, i)>\n")
+    p("#pv_p = affine_map<(b, i, a, d, j) -> (b, a, i, j)>\n")
+    p("#pv_v = affine_map<(b, i, a, d, j) -> (b, j, a, d)>\n")
+    p("#pv_o = affine_map<(b, i, a, d, j) -> (b, i, a, d)>\n")
+    p(f"func.func @gpt({', '.join(args)}) -> {act} {{\n")
+    p(f"  %zero = arith.constant 0.0 : {f}\n")
+    p(f"  %lowest = arith.constant -3.40282347e+38 : {f}\n")
+    p(f"  %inv_h = arith.constant {1.0 / h:.9e} : {f}\n")
+    p(f"  %scale = arith.constant {d ** -0.5:.9e} : {f}\n")
+    p(f"  %eps = arith.constant 1.0e-5 : {f}\n")
+    counter = [0]
+
+    def fresh(prefix):
+        counter[0] += 1
+        return f"%{prefix}{counter[0]}"
+
+    def empty(ty):
+        v = fresh("e")
+        p(f"  {v} = tensor.empty() : {ty}\n")
+        return v
+
+    def filled(ty, value="%zero"):
+        e = empty(ty)
+        v = fresh("z")
+        p(f"  {v} = linalg.fill ins({value} : {f}) outs({e} : {ty}) -> {ty}\n")
+        return v
+
+    def matmul(x, wt, xty, wty, oty):
+        z = filled(oty)
+        v = fresh("mm")
+        p(f"  {v} = linalg.matmul ins({x}, {wt} : {xty}, {wty}) "
+          f"outs({z} : {oty}) -> {oty}\n")
+        return v
+
+    def rms_norm(x):
+        z = filled(row)
+        ss = fresh("ss")
+        p(f"  {ss} = linalg.generic {{indexing_maps = [#m2, #r2], "
+          f"iterator_types = [\"parallel\", \"reduction\"]}} ins({x} : {act}) "
+          f"outs({z} : {row}) {{\n  ^bb0(%in: {f}, %acc: {f}):\n"
+          f"    %sq = arith.mulf %in, %in : {f}\n"
+          f"    %sum = arith.addf %acc, %sq : {f}\n"
+          f"    linalg.yield %sum : {f}\n  }} -> {row}\n")
+        e = empty(act)
+        y = fresh("norm")
+        p(f"  {y} = linalg.generic {{indexing_maps = [#m2, #r2, #m2], "
+          f"iterator_types = [\"parallel\", \"parallel\"]}} "
+          f"ins({x}, {ss} : {act}, {row}) outs({e} : {act}) {{\n"
+          f"  ^bb0(%in: {f}, %s: {f}, %o: {f}):\n"
+          f"    %mean = arith.mulf %s, %inv_h : {f}\n"
+          f"    %me = arith.addf %mean, %eps : {f}\n"
+          f"    %r = math.rsqrt %me : {f}\n"
+          f"    %v = arith.mulf %in, %r : {f}\n"
+          f"    linalg.yield %v : {f}\n  }} -> {act}\n")
+        return y
+
+    def add(x, y, ty):
+        e = empty(ty)
+        v = fresh("res")
+        p(f"  {v} = linalg.generic {{indexing_maps = [#m2, #m2, #m2], "
+          f"iterator_types = [\"parallel\", \"parallel\"]}} "
+          f"ins({x}, {y} : {ty}, {ty}) outs({e} : {ty}) {{\n"
+          f"  ^bb0(%i0: {f}, %i1: {f}, %o: {f}):\n"
+          f"    %v = arith.addf %i0, %i1 : {f}\n"
+          f"    linalg.yield %v : {f}\n  }} -> {ty}\n")
+        return v
+
+    x = "%x"
+    for l in range(layers):
+        ln = rms_norm(x)
+        q = matmul(ln, f"%wq{l}", act, w, act)
+        k = matmul(ln, f"%wk{l}", act, w, act)
+        v = matmul(ln, f"%wv{l}", act, w, act)
+        q4v, k4v, v4v = fresh("q"), fresh("k"), fresh("v")
+        for src, dst in ((q, q4v), (k, k4v), (v, v4v)):
+            p(f"  {dst} = tensor.expand_shape {src} [[0, 1], [2, 3]] "
+              f"output_shape [{b}, {s}, {a}, {d}] : {act} into {q4}\n")
+        z = filled(sc)
+        scores = fresh("scores")
+        p(f"  {scores} = linalg.generic {{indexing_maps = [#qk_q, #qk_k, #qk_s], "
+          f"iterator_types = [\"parallel\", \"parallel\", \"parallel\", "
+          f"\"parallel\", \"reduction\"]}} ins({q4v}, {k4v} : {q4}, {q4}) "
+          f"outs({z} : {sc}) {{\n  ^bb0(%qi: {f}, %ki: {f}, %acc: {f}):\n"
+          f"    %qs = arith.mulf %qi, %scale : {f}\n"
+          f"    %prod = arith.mulf %qs, %ki : {f}\n"
+          f"    %sum = arith.addf %acc, %prod : {f}\n"
+          f"    linalg.yield %sum : {f}\n  }} -> {sc}\n")
+        zm = filled(sr, "%lowest")
+        mx = fresh("max")
+        p(f"  {mx} = linalg.generic {{indexing_maps = [#s4, #s3], "
+          f"iterator_types = [\"parallel\", \"parallel\", \"parallel\", "
+          f"\"reduction\"]}} ins({scores} : {sc}) outs({zm} : {sr}) {{\n"
+          f"  ^bb0(%in: {f}, %acc: {f}):\n"
+          f"    %m = arith.maximumf %in, %acc : {f}\n"
+          f"    linalg.yield %m : {f}\n  }} -> {sr}\n")
+        e = empty(sc)
+        ex = fresh("exp")
+        p(f"  {ex} = linalg.generic {{indexing_maps = [#s4, #s3, #s4], "
+          f"iterator_types = [\"parallel\", \"parallel\", \"parallel\", "
+          f"\"parallel\"]}} ins({scores}, {mx} : {sc}, {sr}) "
+          f"outs({e} : {sc}) {{\n  ^bb0(%in: {f}, %m: {f}, %o: {f}):\n"
+          f"    %t = arith.subf %in, %m : {f}\n"
+          f"    %ex = math.exp %t : {f}\n"
+          f"    linalg.yield %ex : {f}\n  }} -> {sc}\n")
+        zs = filled(sr)
+        sm = fresh("sum")
+        p(f"  {sm} = linalg.generic {{indexing_maps = [#s4, #s3], "
+          f"iterator_types = [\"parallel\", \"parallel\", \"parallel\", "
+          f"\"reduction\"]}} ins({ex} : {sc}) outs({zs} : {sr}) {{\n"
+          f"  ^bb0(%in: {f}, %acc: {f}):\n"
+          f"    %t = arith.addf %in, %acc : {f}\n"
+          f"    linalg.yield %t : {f}\n  }} -> {sr}\n")
+        e = empty(sc)
+        pr = fresh("probs")
+        p(f"  {pr} = linalg.generic {{indexing_maps = [#s4, #s3, #s4], "
+          f"iterator_types = [\"parallel\", \"parallel\", \"parallel\", "
+          f"\"parallel\"]}} ins({ex}, {sm} : {sc}, {sr}) "
+          f"outs({e} : {sc}) {{\n  ^bb0(%in: {f}, %t: {f}, %o: {f}):\n"
+          f"    %pr = arith.divf %in, %t : {f}\n"
+          f"    linalg.yield %pr : {f}\n  }} -> {sc}\n")
+        zc = filled(q4)
+        ctx = fresh("ctx")
+        p(f"  {ctx} = linalg.generic {{indexing_maps = [#pv_p, #pv_v, #pv_o], "
+          f"iterator_types = [\"parallel\", \"parallel\", \"parallel\", "
+          f"\"parallel\", \"reduction\"]}} ins({pr}, {v4v} : {sc}, {q4}) "
+          f"outs({zc} : {q4}) {{\n  ^bb0(%pi: {f}, %vi: {f}, %acc: {f}):\n"
+          f"    %prod = arith.mulf %pi, %vi : {f}\n"
+          f"    %sum = arith.addf %acc, %prod : {f}\n"
+          f"    linalg.yield %sum : {f}\n  }} -> {q4}\n")
+        c2 = fresh("ctx2d")
+        p(f"  {c2} = tensor.collapse_shape {ctx} [[0, 1], [2, 3]] : "
+          f"{q4} into {act}\n")
+        o = matmul(c2, f"%wo{l}", act, w, act)
+        x = add(x, o, act)
+        ln = rms_norm(x)
+        hdn = matmul(ln, f"%w1_{l}", act, w1, hid)
+        e = empty(hid)
+        r = fresh("relu")
+        p(f"  {r} = linalg.generic {{indexing_maps = [#m2, #m2], "
+          f"iterator_types = [\"parallel\", \"parallel\"]}} ins({hdn} : {hid}) "
+          f"outs({e} : {hid}) {{\n  ^bb0(%in: {f}, %o: {f}):\n"
+          f"    %v = arith.maximumf %in, %zero : {f}\n"
+          f"    linalg.yield %v : {f}\n  }} -> {hid}\n")
+        y = matmul(r, f"%w2_{l}", hid, w2, act)
+        x = add(x, y, act)
+    p(f"  return {x} : {act}\n}}\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--hidden", type=int, default=512)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=1)
+    parser.add_argument("-o", "--output", default="-")
+    opts = parser.parse_args()
+    if opts.hidden % opts.heads:
+        parser.error("--hidden must be a multiple of --heads")
+    out = sys.stdout if opts.output == "-" else open(opts.output, "w")
+    emit(out, opts.hidden, opts.heads, opts.batch, opts.seq, opts.layers)
+
+
+if __name__ == "__main__":
+    main()
