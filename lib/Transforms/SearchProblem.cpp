@@ -335,6 +335,18 @@ CostGraph SearchProblem::buildGraph(
                       memoryWeight * resultBytes[index][s]);
     graph.addNode(std::move(costs));
   }
+  // Repeated layers ask for the same prices again and again.
+  DenseMap<std::tuple<const void *, const void *, const void *>, double>
+      prices;
+  auto price = [&](RankedTensorType type, NdSbpAttr from, NdSbpAttr to) {
+    auto key = std::make_tuple(type.getAsOpaquePointer(),
+                               from.getAsOpaquePointer(),
+                               to.getAsOpaquePointer());
+    auto [it, inserted] = prices.try_emplace(key, 0);
+    if (inserted)
+      it->second = model->getBoxingTime(type, from, to);
+    return it->second;
+  };
   // A use with one fixed end costs its node alone.
   std::vector<std::vector<double>> extra(nodes.size());
   for (unsigned index = 0; index < nodes.size(); ++index)
@@ -351,8 +363,7 @@ CostGraph SearchProblem::buildGraph(
             use.producer < 0 ? use.producerLayout : producedLayout(use, s);
         NdSbpAttr to =
             use.consumer < 0 ? use.consumerLayout : neededLayout(use, s);
-        extra[node][k] +=
-            model->getBoxingTime(use.type, from, to) * use.multiplicity;
+        extra[node][k] += price(use.type, from, to) * use.multiplicity;
       }
       continue;
     }
@@ -363,9 +374,8 @@ CostGraph SearchProblem::buildGraph(
     for (unsigned s : from) {
       NdSbpAttr layout = producedLayout(use, s);
       for (unsigned t : to)
-        table.push_back(
-            model->getBoxingTime(use.type, layout, neededLayout(use, t)) *
-            use.multiplicity);
+        table.push_back(price(use.type, layout, neededLayout(use, t)) *
+                        use.multiplicity);
     }
     graph.addEdge(use.producer, use.consumer, std::move(table));
   }
