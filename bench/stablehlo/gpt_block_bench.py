@@ -6,7 +6,9 @@ One pre-LN GPT block (causal attention, GELU MLP) with Megatron's shardings
 rows, over 4 devices). JAX runs it jitted on 4 fake CPU devices
 (XLA_FLAGS=--xla_force_host_platform_device_count=4); sbp runs the StableHLO
 that JAX exports for the same sharded function with `sbp-run --ranks 4
---bench`. Prints both medians and the ratio JAX / sbp (above 1: sbp is
+--bench`, and once more without the shardings, planned by sbp's own
+search (`sbp-run --auto`, cpu-local model, or `--cluster FILE`). Prints the
+medians and the ratios against the search's plan (above 1: the plan is
 faster).
 
 Usage: build/venv/bin/python bench/stablehlo/gpt_block_bench.py
@@ -44,6 +46,8 @@ def main():
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--cluster", default="cpu-local",
+                        help="cluster for sbp-run --auto")
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)
@@ -63,22 +67,31 @@ def main():
         times.append((time.perf_counter() - start) * 1e3)
     jax_ms = statistics.median(times)
 
-    with tempfile.TemporaryDirectory() as tmp:
+    def run_sbp(tmp, exported, extra):
         path = os.path.join(tmp, "gpt_block.mlir")
         with open(path, "w") as f:
-            f.write(fn.lower(params, x).as_text())
+            f.write(exported.lower(params, x).as_text())
         cmd = [args.run, path, "--ranks", "4", "--bench", str(args.iterations)]
         for i, a in enumerate(jax.tree_util.tree_leaves((params, x))):
             npy = os.path.join(tmp, "in%d.npy" % i)
             np.save(npy, a)
             cmd += ["--input", "arg%d=%s" % (i, npy)]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    sbp_ms = float(re.search(r"time_ms median=([0-9.]+)", out).group(1))
-    print("gpt block hidden=%d heads=%d batch=%d seq=%d, Megatron shardings, 4 ranks"
+        out = subprocess.run(cmd + extra, capture_output=True, text=True,
+                             check=True).stdout
+        return float(re.search(r"time_ms median=([0-9.]+)", out).group(1))
+
+    plain = jax.jit(lambda p, x: jax_models.gpt_block(p, x, args.heads))
+    with tempfile.TemporaryDirectory() as tmp:
+        sbp_ms = run_sbp(tmp, fn, [])
+        auto_ms = run_sbp(tmp, plain, ["--auto", "--cluster", args.cluster])
+    print("gpt block hidden=%d heads=%d batch=%d seq=%d, 4 ranks"
           % (args.hidden, args.heads, args.batch, args.seq))
-    print("jax (GSPMD, 4 fake CPU devices): %.2f ms" % jax_ms)
-    print("sbp-run --ranks 4:               %.2f ms" % sbp_ms)
-    print("ratio jax/sbp: %.2f" % (jax_ms / sbp_ms))
+    print("jax (GSPMD, Megatron shardings, 4 fake CPU devices): %.2f ms" % jax_ms)
+    print("sbp-run, Megatron shardings:                         %.2f ms" % sbp_ms)
+    print("sbp-run --auto (no shardings, the search's plan):    %.2f ms" % auto_ms)
+    print("ratio jax/sbp-megatron: %.2f" % (jax_ms / sbp_ms))
+    print("ratio jax/sbp-auto: %.2f" % (jax_ms / auto_ms))
+    print("ratio sbp-megatron/sbp-auto: %.2f" % (sbp_ms / auto_ms))
 
 
 if __name__ == "__main__":

@@ -73,14 +73,11 @@ OpWork getLinalgWork(linalg::LinalgOp op, const NdSbpSignature &signature,
     iterations *=
         std::ceil(double(ShapedType::isDynamic(range) ? 1 : range) / part);
   work.flops = iterations * getPayloadOps(op);
-  work.contraction = linalg::isaContractionOpInterface(op) ||
-                     isa<linalg::ConvolutionOpInterface>(op.getOperation()) ||
-                     (op.getNumReductionLoops() > 0 &&
-                      llvm::any_of(op.getBlock()->without_terminator(),
-                                   [](Operation &payload) {
-                                     return isa<arith::MulFOp>(payload);
-                                   }) &&
-                      op.getNumDpsInputs() >= 2);
+  // Named contractions get the tuned code path (tiled and vectorized on
+  // CPUs, BLAS libraries on GPUs); generic ones run as plain loops.
+  work.contraction = !isa<linalg::GenericOp>(op.getOperation()) &&
+                     (isa<linalg::ContractionOpInterface>(op.getOperation()) ||
+                      isa<linalg::ConvolutionOpInterface>(op.getOperation()));
   if (op.getNumDpsInits() > 0)
     work.elementType = getTypeName(op.getDpsInits()[0].getType());
   return work;

@@ -235,7 +235,7 @@ void Execution::gatherResults(sbp_comm *comm, int64_t rank,
   }
 }
 
-void Execution::printBench(llvm::raw_ostream &os) const {
+std::vector<double> Execution::getIterationTimes() const {
   // Under MPI a process knows only its own rank's times.
   size_t iterations = 0;
   for (const auto &rank : timeline)
@@ -251,6 +251,17 @@ void Execution::printBench(llvm::raw_ostream &os) const {
     }
     times.push_back((end - begin) / 1000);
   }
+  return times;
+}
+
+double Execution::getMedianMilliseconds() const {
+  std::vector<double> times = getIterationTimes();
+  return times.empty() ? 0 : median(times);
+}
+
+void Execution::printBench(llvm::raw_ostream &os) const {
+  std::vector<double> times = getIterationTimes();
+  size_t iterations = times.size();
   double min =
       times.empty() ? 0 : *std::min_element(times.begin(), times.end());
   os << "time_ms median=" << llvm::format("%.3f", median(times))

@@ -40,6 +40,10 @@ public:
   /// does not match the mesh) rather than a failure on a rank.
   bool isUsageError() const { return usageError; }
 
+  /// The median over the timed iterations of the time from the first
+  /// rank's start to the last rank's end, in milliseconds.
+  double getMedianMilliseconds() const;
+
   /// Prints `time_ms median=.. min=..` and each rank's split between
   /// compute and communication.
   void printBench(llvm::raw_ostream &os) const;
@@ -53,6 +57,10 @@ private:
     double begin = 0, end = 0, communication = 0;
     std::vector<sbp_span> spans;
   };
+
+  /// Per timed iteration, milliseconds from the first rank's start to the
+  /// last rank's end.
+  std::vector<double> getIterationTimes() const;
 
   /// The body of rank `rank`'s thread.
   void runRank(int64_t rank, sbp_comm *comm,

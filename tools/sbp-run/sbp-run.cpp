@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Calibrate.h"
 #include "Execution.h"
 #include "Program.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -58,6 +59,12 @@ cl::opt<bool> autoFlag("auto", cl::desc("Run the auto-parallel search first"),
 cl::opt<std::string> clusterFlag("cluster",
                                  cl::desc("Cluster preset or file for --auto"),
                                  cl::cat(category));
+cl::opt<std::string> calibrateFlag(
+    "calibrate",
+    cl::desc("Measure this host (matmul and loop FLOP/s, memory bandwidth, "
+             "all-reduce latency and bandwidth) and write a cluster file for "
+             "--cluster; no program is run"),
+    cl::value_desc("FILE.json"), cl::cat(category));
 cl::opt<std::string> backendFlag("backend", cl::desc("cpu or cuda"),
                                  cl::init("cpu"), cl::cat(category));
 cl::opt<std::string> commFlag("comm", cl::desc("threads, mpi or nccl"),
@@ -231,6 +238,7 @@ public:
 
 private:
   int load();
+  void registerDialects();
   int resolveMesh();
   int findEntry();
   /// Runs sbp-auto-parallel on the logical program.
@@ -250,7 +258,7 @@ private:
   std::vector<NpyArray> inputs;
 };
 
-int Runner::load() {
+void Runner::registerDialects() {
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -258,7 +266,9 @@ int Runner::load() {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   context.appendDialectRegistry(registry);
+}
 
+int Runner::load() {
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       mlir::sbp::openSbpInputFile(inputFile, &error);
@@ -497,6 +507,13 @@ int Runner::compare(const std::vector<NpyArray> &results,
 }
 
 int Runner::run() {
+  registerDialects();
+  if (!calibrateFlag.empty()) {
+    if (!inputFile.empty())
+      return usage("--calibrate measures the host and runs no program; drop " +
+                   inputFile);
+    return calibrate(context, calibrateFlag, blasFlag, llvm::outs());
+  }
   if (inputFile.empty())
     return usage("no program given; usage: sbp-run FILE [flags], see --help");
   if (!clusterFlag.empty() && !autoFlag)

@@ -1,0 +1,200 @@
+//===- Calibrate.cpp - Measuring this host for the cost model -------------===//
+//
+// Each figure is measured the way the cost model uses it: kernels are
+// JIT-compiled by the same pipeline as the programs sbp-run runs, their
+// FLOPs and bytes counted as the model counts them (payload operations per
+// iteration, operands plus results), and collectives timed through the
+// runtime's threads backend and fitted to the alpha-beta ring formula.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Calibrate.h"
+#include "Execution.h"
+#include "mlir/Parser/Parser.h"
+#include "sbp/Cost/Cluster.h"
+#include "sbp/Runtime/sbp_runtime.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+using namespace sbp::run;
+
+namespace {
+
+/// Median milliseconds of `iterations` runs of the one-rank program `text`
+/// (entry @k); negative on failure, with the reason in `error`.
+double timeKernel(mlir::MLIRContext &context, const std::string &text,
+                  bool useBlas, int iterations, std::string &error) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  if (!module) {
+    error = "cannot parse a calibration kernel";
+    return -1;
+  }
+  auto func = module->lookupSymbol<mlir::func::FuncOp>("k");
+  std::vector<TensorSpec> args, results;
+  if (auto message = describeEntry(func, {1}, args, results)) {
+    error = *message;
+    return -1;
+  }
+  auto program = CompiledProgram::compile(*module, "k", true, useBlas, error);
+  if (!program)
+    return -1;
+  std::vector<::sbp::runtime::NpyArray> inputs, outputs;
+  for (const TensorSpec &spec : args) {
+    ::sbp::runtime::NpyArray array;
+    array.dtype = spec.dtype;
+    array.shape = spec.localShape;
+    array.data.assign(array.numElements() * 4, 0);
+    inputs.push_back(std::move(array));
+  }
+  ExecutionOptions options;
+  options.mesh = {1};
+  options.benchIterations = iterations;
+  Execution execution(*program, args, results, options);
+  if (!execution.run(inputs, outputs, error))
+    return -1;
+  return execution.getMedianMilliseconds();
+}
+
+/// Median seconds of an all-reduce of `count` floats over `ranks` threads.
+double timeAllReduce(int64_t ranks, int64_t count, int iterations) {
+  const int64_t mesh[] = {ranks}, axes[] = {0}, shape[] = {count};
+  sbp_world *world = sbp_threads_world_create(mesh, 1, 300);
+  std::vector<std::vector<float>> in(ranks, std::vector<float>(count, 1));
+  std::vector<std::vector<float>> out(ranks, std::vector<float>(count, 0));
+  std::vector<double> times;
+  for (int i = 0; i <= iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> threads;
+    for (int64_t r = 0; r < ranks; ++r)
+      threads.emplace_back([&, r] {
+        sbp_tensor a = {in[r].data(), 1, shape, SBP_F32};
+        sbp_tensor b = {out[r].data(), 1, shape, SBP_F32};
+        sbp_all_reduce(sbp_world_comm(world, r), axes, 1, &a, &b, SBP_SUM);
+      });
+    for (std::thread &t : threads)
+      t.join();
+    // The first run warms up.
+    if (i > 0)
+      times.push_back(std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+  }
+  sbp_world_destroy(world);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+} // namespace
+
+int sbp::run::calibrate(mlir::MLIRContext &context, const std::string &path,
+                        bool useBlas, llvm::raw_ostream &log) {
+  auto cluster = mlir::sbp::getClusterPreset("cpu-local");
+  if (!cluster) {
+    log << "sbp-run: " << llvm::toString(cluster.takeError()) << "\n";
+    return 2;
+  }
+  std::string error;
+  auto fail = [&]() {
+    log << "sbp-run: --calibrate: " << error << "\n";
+    return 3;
+  };
+
+  // Contractions: a 512^3 matmul into a zero fill (2 FLOPs per iteration).
+  const int64_t n = 512;
+  std::string matmul = llvm::formatv(R"mlir(
+func.func @k(%a: tensor<{0}x{0}xf32>, %b: tensor<{0}x{0}xf32>) -> tensor<{0}x{0}xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<{0}x{0}xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{0}x{0}xf32>) -> tensor<{0}x{0}xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<{0}x{0}xf32>, tensor<{0}x{0}xf32>) outs(%f : tensor<{0}x{0}xf32>) -> tensor<{0}x{0}xf32>
+  return %c : tensor<{0}x{0}xf32>
+})mlir",
+                                     n);
+  double ms = timeKernel(context, matmul, useBlas, 10, error);
+  if (ms < 0)
+    return fail();
+  double matmulFlops = 2.0 * n * n * n / (ms / 1e3);
+  log << llvm::formatv("matmul {0}^3: {1:F3} ms, {2:F1} GFLOP/s\n", n, ms,
+                       matmulFlops / 1e9);
+
+  // Other loops: an element-wise payload of 4 operations on a cache-sized
+  // tensor.
+  std::string loops = R"mlir(
+#m = affine_map<(i, j) -> (i, j)>
+func.func @k(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %e = tensor.empty() : tensor<256x256xf32>
+  %c = arith.constant 0.5 : f32
+  %r = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<256x256xf32>) outs(%e : tensor<256x256xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.subf %x, %c : f32
+    %t = math.exp %s : f32
+    %u = arith.mulf %t, %c : f32
+    %v = arith.addf %u, %x : f32
+    linalg.yield %v : f32
+  } -> tensor<256x256xf32>
+  return %r : tensor<256x256xf32>
+})mlir";
+  ms = timeKernel(context, loops, useBlas, 20, error);
+  if (ms < 0)
+    return fail();
+  double loopFlops = 4.0 * 256 * 256 / (ms / 1e3);
+  log << llvm::formatv("loops 256x256, 4 ops/element: {0:F3} ms, {1:F2} "
+                       "GFLOP/s\n",
+                       ms, loopFlops / 1e9);
+
+  // Memory: adding two 32 MiB tensors moves 96 MiB.
+  std::string stream = R"mlir(
+#m = affine_map<(i, j) -> (i, j)>
+func.func @k(%a: tensor<2048x4096xf32>, %b: tensor<2048x4096xf32>) -> tensor<2048x4096xf32> {
+  %e = tensor.empty() : tensor<2048x4096xf32>
+  %r = linalg.generic {indexing_maps = [#m, #m, #m], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<2048x4096xf32>, tensor<2048x4096xf32>) outs(%e : tensor<2048x4096xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<2048x4096xf32>
+  return %r : tensor<2048x4096xf32>
+})mlir";
+  ms = timeKernel(context, stream, useBlas, 5, error);
+  if (ms < 0)
+    return fail();
+  double bandwidth = 3.0 * 2048 * 4096 * 4 / (ms / 1e3);
+  log << llvm::formatv("memory 96 MiB: {0:F3} ms, {1:F2} GB/s\n", ms,
+                       bandwidth / 1e9);
+
+  // Collectives: all-reduce over 2 ranks of 1 KiB and 16 MiB, fitted to
+  // 2(p-1) alpha + 2(p-1)/p T / beta.
+  const int64_t ranks = 2;
+  double smallBytes = 1024, largeBytes = 16 << 20;
+  double tSmall = timeAllReduce(ranks, smallBytes / 4, 50);
+  double tLarge = timeAllReduce(ranks, largeBytes / 4, 5);
+  double share = 2.0 * (ranks - 1) / ranks;
+  double beta =
+      share * (largeBytes - smallBytes) / std::max(tLarge - tSmall, 1e-9);
+  double alpha = std::max(
+      (tSmall - share * smallBytes / beta) / (2.0 * (ranks - 1)), 1e-7);
+  log << llvm::formatv("all-reduce on {0} threads: 1 KiB {1:F1} us, 16 MiB "
+                       "{2:F3} ms -> latency {3:F2} us, bandwidth {4:F2} "
+                       "GB/s\n",
+                       ranks, tSmall * 1e6, tLarge * 1e3, alpha * 1e6,
+                       beta / 1e9);
+
+  cluster->name = "cpu-local (calibrated)";
+  cluster->links = {mlir::sbp::Link{beta, alpha}};
+  cluster->device.peakFlops = {{"f32", matmulFlops}, {"f64", matmulFlops / 2}};
+  cluster->device.loopFlops = {{"f32", loopFlops}, {"f64", loopFlops}};
+  cluster->device.memoryBandwidth = bandwidth;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    log << "sbp-run: --calibrate " << path << ": " << ec.message() << "\n";
+    return 2;
+  }
+  os << cluster->toJson();
+  log << "wrote " << path << "\n";
+  return 0;
+}
