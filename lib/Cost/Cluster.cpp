@@ -183,6 +183,15 @@ llvm::Expected<Cluster> parseClusterJson(const json &root) {
       return makeError("field 'host_cores' must be a positive integer");
     cluster.hostCores = cores->get<int64_t>();
   }
+  if (root.contains("oversubscribed_efficiency")) {
+    auto efficiency =
+        readPositive(root, "oversubscribed_efficiency", "", false);
+    if (!efficiency)
+      return efficiency.takeError();
+    if (*efficiency > 1)
+      return makeError("field 'oversubscribed_efficiency' must be at most 1");
+    cluster.oversubscribedEfficiency = *efficiency;
+  }
   return cluster;
 }
 
@@ -211,7 +220,8 @@ int64_t Cluster::getNumDevices() const {
 static double getCoreShare(const Cluster &cluster, int64_t numRanks) {
   if (!cluster.hostCores || numRanks <= *cluster.hostCores)
     return 1;
-  return double(*cluster.hostCores) / numRanks;
+  return double(*cluster.hostCores) / numRanks *
+         cluster.oversubscribedEfficiency;
 }
 
 double Cluster::getPeakFlops(llvm::StringRef type, int64_t numRanks) const {
@@ -287,6 +297,8 @@ std::string Cluster::toJson() const {
   root["device"] = dev;
   if (hostCores)
     root["host_cores"] = *hostCores;
+  if (oversubscribedEfficiency != 1)
+    root["oversubscribed_efficiency"] = oversubscribedEfficiency;
   return root.dump(2) + "\n";
 }
 

@@ -24,10 +24,12 @@ using namespace sbp::run;
 
 namespace {
 
-/// Median milliseconds of `iterations` runs of the one-rank program `text`
-/// (entry @k); negative on failure, with the reason in `error`.
+/// Median milliseconds of `iterations` runs of the program `text` (entry
+/// @k) on `ranks` ranks, each running all of it; negative on failure, with
+/// the reason in `error`.
 double timeKernel(mlir::MLIRContext &context, const std::string &text,
-                  bool useBlas, int iterations, std::string &error) {
+                  bool useBlas, int iterations, std::string &error,
+                  int64_t ranks = 1) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   if (!module) {
@@ -36,7 +38,7 @@ double timeKernel(mlir::MLIRContext &context, const std::string &text,
   }
   auto func = module->lookupSymbol<mlir::func::FuncOp>("k");
   std::vector<TensorSpec> args, results;
-  if (auto message = describeEntry(func, {1}, args, results)) {
+  if (auto message = describeEntry(func, {ranks}, args, results)) {
     error = *message;
     return -1;
   }
@@ -52,7 +54,7 @@ double timeKernel(mlir::MLIRContext &context, const std::string &text,
     inputs.push_back(std::move(array));
   }
   ExecutionOptions options;
-  options.mesh = {1};
+  options.mesh = {ranks};
   options.benchIterations = iterations;
   Execution execution(*program, args, results, options);
   if (!execution.run(inputs, outputs, error))
@@ -104,47 +106,69 @@ int sbp::run::calibrate(mlir::MLIRContext &context, const std::string &path,
     return 3;
   };
 
-  // Contractions: a 512^3 matmul into a zero fill (2 FLOPs per iteration).
-  const int64_t n = 512;
-  std::string matmul = llvm::formatv(R"mlir(
-func.func @k(%a: tensor<{0}x{0}xf32>, %b: tensor<{0}x{0}xf32>) -> tensor<{0}x{0}xf32> {
+  // Contractions: an MLP layer, relu(x w1) w2, x 256x512, w1 512x1024,
+  // w2 1024x512: two matmuls of 2 * 256 * 512 * 1024 FLOPs as the code
+  // generator runs them (the second one fused with the activation).
+  std::string matmul = R"mlir(
+#m = affine_map<(i, j) -> (i, j)>
+func.func @k(%x: tensor<256x512xf32>, %w1: tensor<512x1024xf32>, %w2: tensor<1024x512xf32>) -> tensor<256x512xf32> {
   %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<{0}x{0}xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{0}x{0}xf32>) -> tensor<{0}x{0}xf32>
-  %c = linalg.matmul ins(%a, %b : tensor<{0}x{0}xf32>, tensor<{0}x{0}xf32>) outs(%f : tensor<{0}x{0}xf32>) -> tensor<{0}x{0}xf32>
-  return %c : tensor<{0}x{0}xf32>
-})mlir",
-                                     n);
+  %e = tensor.empty() : tensor<256x1024xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<256x512xf32>, tensor<512x1024xf32>) outs(%f : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %r = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%h : tensor<256x1024xf32>) outs(%e : tensor<256x1024xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.maximumf %a, %z : f32
+    linalg.yield %v : f32
+  } -> tensor<256x1024xf32>
+  %e2 = tensor.empty() : tensor<256x512xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %y = linalg.matmul ins(%r, %w2 : tensor<256x1024xf32>, tensor<1024x512xf32>) outs(%f2 : tensor<256x512xf32>) -> tensor<256x512xf32>
+  return %y : tensor<256x512xf32>
+})mlir";
   double ms = timeKernel(context, matmul, useBlas, 10, error);
   if (ms < 0)
     return fail();
-  double matmulFlops = 2.0 * n * n * n / (ms / 1e3);
-  log << llvm::formatv("matmul {0}^3: {1:F3} ms, {2:F1} GFLOP/s\n", n, ms,
-                       matmulFlops / 1e9);
+  double matmulFlops = 2 * 2.0 * 256 * 512 * 1024 / (ms / 1e3);
+  log << llvm::formatv("MLP layer 256x512x1024: {0:F3} ms, {1:F1} GFLOP/s\n",
+                       ms, matmulFlops / 1e9);
 
-  // Other loops: an element-wise payload of 4 operations on a cache-sized
-  // tensor.
+  // Ranks beyond the cores: the same layer on every core, then on twice
+  // as many ranks, which would take twice as long if turns were free.
+  int64_t cores = *cluster->hostCores;
+  double onCores = timeKernel(context, matmul, useBlas, 5, error, cores);
+  double onTwice = timeKernel(context, matmul, useBlas, 5, error, 2 * cores);
+  if (onCores < 0 || onTwice < 0)
+    return fail();
+  double efficiency = std::clamp(2 * onCores / onTwice, 0.05, 1.0);
+  log << llvm::formatv("MLP layer on {0} ranks: {1:F3} ms, on {2}: {3:F3} ms "
+                       "-> oversubscribed efficiency {4:F2}\n",
+                       cores, onCores, 2 * cores, onTwice, efficiency);
+
+  // Other loops: attention scores as a generic contraction over (batch,
+  // head, query, key, feature), 2 operations per iteration.
   std::string loops = R"mlir(
-#m = affine_map<(i, j) -> (i, j)>
-func.func @k(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
-  %e = tensor.empty() : tensor<256x256xf32>
-  %c = arith.constant 0.5 : f32
-  %r = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<256x256xf32>) outs(%e : tensor<256x256xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %s = arith.subf %x, %c : f32
-    %t = math.exp %s : f32
-    %u = arith.mulf %t, %c : f32
-    %v = arith.addf %u, %x : f32
-    linalg.yield %v : f32
-  } -> tensor<256x256xf32>
-  return %r : tensor<256x256xf32>
+#q = affine_map<(b, a, i, j, d) -> (b, i, a, d)>
+#k = affine_map<(b, a, i, j, d) -> (b, j, a, d)>
+#s = affine_map<(b, a, i, j, d) -> (b, a, i, j)>
+func.func @k(%q: tensor<4x64x4x64xf32>, %k: tensor<4x64x4x64xf32>) -> tensor<4x4x64x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4x64x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x4x64x64xf32>) -> tensor<4x4x64x64xf32>
+  %r = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<4x64x4x64xf32>, tensor<4x64x4x64xf32>) outs(%f : tensor<4x4x64x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  } -> tensor<4x4x64x64xf32>
+  return %r : tensor<4x4x64x64xf32>
 })mlir";
   ms = timeKernel(context, loops, useBlas, 20, error);
   if (ms < 0)
     return fail();
-  double loopFlops = 4.0 * 256 * 256 / (ms / 1e3);
-  log << llvm::formatv("loops 256x256, 4 ops/element: {0:F3} ms, {1:F2} "
-                       "GFLOP/s\n",
+  double loopFlops = 2.0 * 4 * 4 * 64 * 64 * 64 / (ms / 1e3);
+  log << llvm::formatv("loops (attention scores 4x4x64x64x64): {0:F3} ms, "
+                       "{1:F2} GFLOP/s\n",
                        ms, loopFlops / 1e9);
 
   // Memory: adding two 32 MiB tensors moves 96 MiB.
@@ -188,6 +212,7 @@ func.func @k(%a: tensor<2048x4096xf32>, %b: tensor<2048x4096xf32>) -> tensor<204
   cluster->device.peakFlops = {{"f32", matmulFlops}, {"f64", matmulFlops / 2}};
   cluster->device.loopFlops = {{"f32", loopFlops}, {"f64", loopFlops}};
   cluster->device.memoryBandwidth = bandwidth;
+  cluster->oversubscribedEfficiency = efficiency;
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
   if (ec) {

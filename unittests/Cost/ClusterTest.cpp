@@ -71,6 +71,10 @@ TEST(Cluster, HostClustersShareCores) {
   // No loop rate given: the peak.
   EXPECT_DOUBLE_EQ(host->getLoopFlops("f32", 1), 1e11);
   EXPECT_TRUE(bool(host->getMeshLinks({2, 2})));
+  // Taking turns costs what the calibration measured.
+  host->oversubscribedEfficiency = 0.5;
+  EXPECT_DOUBLE_EQ(host->getPeakFlops("f32", 4), 2.5e10);
+  EXPECT_DOUBLE_EQ(host->getPeakFlops("f32", 2), 1e11);
   // The file round-trips.
   auto again = parseCluster(host->toJson(), "again.json");
   ASSERT_TRUE(bool(again));

@@ -54,6 +54,9 @@ struct Cluster {
   /// Set for a host whose ranks are threads sharing `hostCores` cores: any
   /// number of ranks fits, and ranks beyond the cores share their compute.
   std::optional<int64_t> hostCores;
+  /// On a shared host, the fraction of the cores' speed that ranks beyond
+  /// the cores keep when they take turns (switching costs the rest).
+  double oversubscribedEfficiency = 1;
 
   int64_t getNumDevices() const;
 
