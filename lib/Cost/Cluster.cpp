@@ -63,19 +63,20 @@ const NodePreset &getNodePreset(size_t index) {
 }
 constexpr size_t kNumNodePresets = 3;
 
-/// This host before calibration: conservative figures for one core of a
-/// recent x86 server (vectorized matmul, scalar loops, a share of the
-/// memory bandwidth) and thread-to-thread copies through shared memory.
+/// This host before calibration: what `sbp-run --calibrate` measures on
+/// one core of a recent x86 server for sbp's generated code (MLP layers,
+/// attention-score loops, streaming adds that allocate their result,
+/// thread-to-thread all-reduce).
 Cluster getCpuLocal() {
   Cluster cluster;
   cluster.name = "cpu-local";
   int64_t cores = std::max(1u, std::thread::hardware_concurrency());
   cluster.hostCores = cores;
   cluster.shape = {cores};
-  cluster.links = {Link{4e9, 5e-6}};
-  cluster.device.peakFlops = {{"f32", 60e9}, {"f64", 30e9}};
-  cluster.device.loopFlops = {{"f32", 1e9}, {"f64", 1e9}};
-  cluster.device.memoryBandwidth = 8e9;
+  cluster.links = {Link{4e9, 30e-6}};
+  cluster.device.peakFlops = {{"f32", 40e9}, {"f64", 20e9}};
+  cluster.device.loopFlops = {{"f32", 2.5e9}, {"f64", 2.5e9}};
+  cluster.device.memoryBandwidth = 3e9;
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   cluster.device.memoryCapacity =
       pages > 0 && pageSize > 0 ? double(pages) * pageSize : 16 * kGiB;
