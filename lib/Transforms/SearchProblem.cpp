@@ -74,9 +74,11 @@ bool isView(Operation *op) {
       op);
 }
 
-/// Identifies ops that cost the same under the same signature: name,
-/// attributes, types and payload.
-std::vector<const void *> getStructuralKey(Operation *op) {
+/// Identifies ops that cost the same under each of the same signatures:
+/// name, attributes, types, payload and the signatures themselves (a fill's
+/// signatures depend on the value it fills with).
+std::vector<const void *>
+getStructuralKey(Operation *op, ArrayRef<NdSbpSignature> signatures) {
   std::vector<const void *> key = {
       op->getName().getAsOpaquePointer(),
       op->getRawDictionaryAttrs().getAsOpaquePointer(),
@@ -89,6 +91,13 @@ std::vector<const void *> getStructuralKey(Operation *op) {
     region.walk([&](Operation *payload) {
       key.push_back(payload->getName().getAsOpaquePointer());
     });
+  for (const NdSbpSignature &signature : signatures) {
+    key.push_back(nullptr);
+    for (NdSbpAttr layout : signature.operands)
+      key.push_back(layout.getAsOpaquePointer());
+    for (NdSbpAttr layout : signature.results)
+      key.push_back(layout.getAsOpaquePointer());
+  }
   return key;
 }
 
@@ -251,7 +260,7 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     if (node.kind == NodeKind::Op) {
       problem.defPosition[index] = problem.lastUse[index] =
           topPosition(node.op);
-      auto [it, inserted] = seen.try_emplace(getStructuralKey(node.op), index);
+      auto [it, inserted] = seen.try_emplace(getStructuralKey(node.op, node.signatures), index);
       if (!inserted) {
         problem.computeTimes.push_back(problem.computeTimes[it->second]);
         problem.resultBytes.push_back(problem.resultBytes[it->second]);
