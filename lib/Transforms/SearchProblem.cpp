@@ -295,13 +295,18 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     if (use.producer >= 0)
       problem.lastUse[use.producer] =
           std::max(problem.lastUse[use.producer], use.position);
-  // A view keeps its source alive as long as itself.
+  // A view keeps its source alive as long as itself; views come after
+  // their sources, so one backward pass carries lifetimes through chains.
+  SmallVector<SmallVector<unsigned>> sourcesOfView(nodes.size());
+  for (const Use &use : problem.uses)
+    if (use.consumer >= 0 && use.producer >= 0 &&
+        nodes[use.consumer].kind == NodeKind::Op &&
+        isView(nodes[use.consumer].op))
+      sourcesOfView[use.consumer].push_back(use.producer);
   for (int index = nodes.size() - 1; index >= 0; --index)
-    if (nodes[index].kind == NodeKind::Op && isView(nodes[index].op))
-      for (const Use &use : problem.uses)
-        if (use.consumer == index && use.producer >= 0)
-          problem.lastUse[use.producer] =
-              std::max(problem.lastUse[use.producer], problem.lastUse[index]);
+    for (unsigned source : sourcesOfView[index])
+      problem.lastUse[source] =
+          std::max(problem.lastUse[source], problem.lastUse[index]);
   return problem;
 }
 
@@ -356,6 +361,8 @@ CostGraph SearchProblem::buildGraph(
       it->second = model->getBoxingTime(type, from, to);
     return it->second;
   };
+  // Repeated layers have the same tables between the same layouts.
+  std::map<std::vector<const void *>, std::vector<double>> tables;
   // A use with one fixed end costs its node alone.
   std::vector<std::vector<double>> extra(nodes.size());
   for (unsigned index = 0; index < nodes.size(); ++index)
@@ -378,14 +385,28 @@ CostGraph SearchProblem::buildGraph(
     }
     const std::vector<unsigned> &from = states[use.producer];
     const std::vector<unsigned> &to = states[use.consumer];
-    std::vector<double> table;
-    table.reserve(from.size() * to.size());
+    SmallVector<NdSbpAttr> produced, needed;
+    std::vector<const void *> key = {use.type.getAsOpaquePointer()};
     for (unsigned s : from) {
-      NdSbpAttr layout = producedLayout(use, s);
-      for (unsigned t : to)
-        table.push_back(price(use.type, layout, neededLayout(use, t)) *
-                        use.multiplicity);
+      produced.push_back(producedLayout(use, s));
+      key.push_back(produced.back().getAsOpaquePointer());
     }
+    key.push_back(nullptr);
+    for (unsigned t : to) {
+      needed.push_back(neededLayout(use, t));
+      key.push_back(needed.back().getAsOpaquePointer());
+    }
+    auto [it, inserted] = tables.try_emplace(std::move(key));
+    if (inserted) {
+      it->second.reserve(from.size() * to.size());
+      for (NdSbpAttr layout : produced)
+        for (NdSbpAttr need : needed)
+          it->second.push_back(price(use.type, layout, need));
+    }
+    std::vector<double> table = it->second;
+    if (use.multiplicity != 1)
+      for (double &cost : table)
+        cost *= use.multiplicity;
     graph.addEdge(use.producer, use.consumer, std::move(table));
   }
   for (unsigned index = 0; index < nodes.size(); ++index)
