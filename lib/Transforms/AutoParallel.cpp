@@ -191,6 +191,10 @@ FailureOr<Plan> SbpAutoParallelPass::search(const SearchProblem &problem,
                                             double &leastMemory) {
   Plan fastest = solve(problem, 0, nullptr, timeLimit);
   leastMemory = fastest.cost.peakMemory;
+  progress(funcName,
+           llvm::formatv("fastest plan: {0:F3} ms per step, {1}",
+                         fastest.cost.stepTime() * 1e3,
+                         formatBytes(fastest.cost.peakMemory)));
   if (fastest.cost.peakMemory <= limit)
     return fastest;
   progress(funcName, "the fastest plan needs " +
@@ -286,6 +290,7 @@ void SbpAutoParallelPass::runOnOperation() {
     double seconds =
         std::chrono::duration<double>(Clock::now() - funcStart).count();
     if (!report.empty()) {
+      progress(func.getName(), "pricing the reference strategies");
       auto isB = [](NdSbpAttr layout) {
         return !layout || llvm::all_of(layout.getEntries(), [](SbpEntry e) {
           return e.isBroadcast();
