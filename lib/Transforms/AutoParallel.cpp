@@ -191,10 +191,9 @@ FailureOr<Plan> SbpAutoParallelPass::search(const SearchProblem &problem,
                                             double &leastMemory) {
   Plan fastest = solve(problem, 0, nullptr, timeLimit);
   leastMemory = fastest.cost.peakMemory;
-  progress(funcName,
-           llvm::formatv("fastest plan: {0:F3} ms per step, {1}",
-                         fastest.cost.stepTime() * 1e3,
-                         formatBytes(fastest.cost.peakMemory)));
+  progress(funcName, llvm::formatv("fastest plan: {0:F3} ms per step, {1}",
+                                   fastest.cost.stepTime() * 1e3,
+                                   formatBytes(fastest.cost.peakMemory)));
   if (fastest.cost.peakMemory <= limit)
     return fastest;
   progress(funcName, "the fastest plan needs " +

@@ -260,7 +260,8 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     if (node.kind == NodeKind::Op) {
       problem.defPosition[index] = problem.lastUse[index] =
           topPosition(node.op);
-      auto [it, inserted] = seen.try_emplace(getStructuralKey(node.op, node.signatures), index);
+      auto [it, inserted] =
+          seen.try_emplace(getStructuralKey(node.op, node.signatures), index);
       if (!inserted) {
         problem.computeTimes.push_back(problem.computeTimes[it->second]);
         problem.resultBytes.push_back(problem.resultBytes[it->second]);
@@ -350,12 +351,11 @@ CostGraph SearchProblem::buildGraph(
     graph.addNode(std::move(costs));
   }
   // Repeated layers ask for the same prices again and again.
-  DenseMap<std::tuple<const void *, const void *, const void *>, double>
-      prices;
+  DenseMap<std::tuple<const void *, const void *, const void *>, double> prices;
   auto price = [&](RankedTensorType type, NdSbpAttr from, NdSbpAttr to) {
-    auto key = std::make_tuple(type.getAsOpaquePointer(),
-                               from.getAsOpaquePointer(),
-                               to.getAsOpaquePointer());
+    auto key =
+        std::make_tuple(type.getAsOpaquePointer(), from.getAsOpaquePointer(),
+                        to.getAsOpaquePointer());
     auto [it, inserted] = prices.try_emplace(key, 0);
     if (inserted)
       it->second = model->getBoxingTime(type, from, to);

@@ -62,31 +62,38 @@ double timeKernel(mlir::MLIRContext &context, const std::string &text,
   return execution.getMedianMilliseconds();
 }
 
-/// Median seconds of an all-reduce of `count` floats over `ranks` threads.
-double timeAllReduce(int64_t ranks, int64_t count, int iterations) {
-  const int64_t mesh[] = {ranks}, axes[] = {0}, shape[] = {count};
-  sbp_world *world = sbp_threads_world_create(mesh, 1, 300);
+/// Median seconds of an all-reduce of `count` floats over the `ranks` ranks
+/// of `world`: every rank when it runs them all as threads, this process's
+/// when it runs one under MPI.
+double timeAllReduce(sbp_world *world, int64_t ranks, int64_t count,
+                     int iterations) {
+  const int64_t axes[] = {0}, shape[] = {count};
+  int64_t own = sbp_world_process_rank(world);
   std::vector<std::vector<float>> in(ranks, std::vector<float>(count, 1));
   std::vector<std::vector<float>> out(ranks, std::vector<float>(count, 0));
+  auto reduce = [&](int64_t r) {
+    sbp_tensor a = {in[r].data(), 1, shape, SBP_F32};
+    sbp_tensor b = {out[r].data(), 1, shape, SBP_F32};
+    sbp_all_reduce(sbp_world_comm(world, r), axes, 1, &a, &b, SBP_SUM);
+  };
   std::vector<double> times;
   for (int i = 0; i <= iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> threads;
-    for (int64_t r = 0; r < ranks; ++r)
-      threads.emplace_back([&, r] {
-        sbp_tensor a = {in[r].data(), 1, shape, SBP_F32};
-        sbp_tensor b = {out[r].data(), 1, shape, SBP_F32};
-        sbp_all_reduce(sbp_world_comm(world, r), axes, 1, &a, &b, SBP_SUM);
-      });
-    for (std::thread &t : threads)
-      t.join();
+    if (own >= 0) {
+      reduce(own);
+    } else {
+      std::vector<std::thread> threads;
+      for (int64_t r = 0; r < ranks; ++r)
+        threads.emplace_back(reduce, r);
+      for (std::thread &t : threads)
+        t.join();
+    }
     // The first run warms up.
     if (i > 0)
       times.push_back(std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - start)
                           .count());
   }
-  sbp_world_destroy(world);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -94,7 +101,8 @@ double timeAllReduce(int64_t ranks, int64_t count, int iterations) {
 } // namespace
 
 int sbp::run::calibrate(mlir::MLIRContext &context, const std::string &path,
-                        bool useBlas, llvm::raw_ostream &log) {
+                        bool useBlas, bool useMpi, int64_t ranks,
+                        llvm::raw_ostream &log) {
   auto cluster = mlir::sbp::getClusterPreset("cpu-local");
   if (!cluster) {
     log << "sbp-run: " << llvm::toString(cluster.takeError()) << "\n";
@@ -105,6 +113,21 @@ int sbp::run::calibrate(mlir::MLIRContext &context, const std::string &path,
     log << "sbp-run: --calibrate: " << error << "\n";
     return 3;
   };
+  // The collectives' world first: under MPI only its first process logs.
+  const int64_t mesh[] = {ranks};
+  sbp_world *world = nullptr;
+  if (useMpi) {
+    const char *message = nullptr;
+    world = sbp_mpi_world_create(mesh, 1, 300, &message);
+    if (!world) {
+      error = message ? message : "cannot start MPI";
+      return fail();
+    }
+  } else {
+    world = sbp_threads_world_create(mesh, 1, 300);
+  }
+  bool writer = sbp_world_process_rank(world) <= 0;
+  llvm::raw_ostream &out = writer ? log : llvm::nulls();
 
   // Contractions: an MLP layer, relu(x w1) w2, x 256x512, w1 512x1024,
   // w2 1024x512: two matmuls of 2 * 256 * 512 * 1024 FLOPs as the code
@@ -130,7 +153,7 @@ func.func @k(%x: tensor<256x512xf32>, %w1: tensor<512x1024xf32>, %w2: tensor<102
   if (ms < 0)
     return fail();
   double matmulFlops = 2 * 2.0 * 256 * 512 * 1024 / (ms / 1e3);
-  log << llvm::formatv("MLP layer 256x512x1024: {0:F3} ms, {1:F1} GFLOP/s\n",
+  out << llvm::formatv("MLP layer 256x512x1024: {0:F3} ms, {1:F1} GFLOP/s\n",
                        ms, matmulFlops / 1e9);
 
   // Ranks beyond the cores: the same layer on every core, then on twice
@@ -141,7 +164,7 @@ func.func @k(%x: tensor<256x512xf32>, %w1: tensor<512x1024xf32>, %w2: tensor<102
   if (onCores < 0 || onTwice < 0)
     return fail();
   double efficiency = std::clamp(2 * onCores / onTwice, 0.05, 1.0);
-  log << llvm::formatv("MLP layer on {0} ranks: {1:F3} ms, on {2}: {3:F3} ms "
+  out << llvm::formatv("MLP layer on {0} ranks: {1:F3} ms, on {2}: {3:F3} ms "
                        "-> oversubscribed efficiency {4:F2}\n",
                        cores, onCores, 2 * cores, onTwice, efficiency);
 
@@ -167,7 +190,7 @@ func.func @k(%q: tensor<4x64x4x64xf32>, %k: tensor<4x64x4x64xf32>) -> tensor<4x4
   if (ms < 0)
     return fail();
   double loopFlops = 2.0 * 4 * 4 * 64 * 64 * 64 / (ms / 1e3);
-  log << llvm::formatv("loops (attention scores 4x4x64x64x64): {0:F3} ms, "
+  out << llvm::formatv("loops (attention scores 4x4x64x64x64): {0:F3} ms, "
                        "{1:F2} GFLOP/s\n",
                        ms, loopFlops / 1e9);
 
@@ -187,27 +210,32 @@ func.func @k(%a: tensor<2048x4096xf32>, %b: tensor<2048x4096xf32>) -> tensor<204
   if (ms < 0)
     return fail();
   double bandwidth = 3.0 * 2048 * 4096 * 4 / (ms / 1e3);
-  log << llvm::formatv("memory 96 MiB: {0:F3} ms, {1:F2} GB/s\n", ms,
+  out << llvm::formatv("memory 96 MiB: {0:F3} ms, {1:F2} GB/s\n", ms,
                        bandwidth / 1e9);
 
-  // Collectives: all-reduce over 2 ranks of 1 KiB and 16 MiB, fitted to
-  // 2(p-1) alpha + 2(p-1)/p T / beta.
-  const int64_t ranks = 2;
+  // Collectives: all-reduce of 1 KiB and 16 MiB, fitted to
+  // 2(p-1) alpha + 2(p-1)/p T / beta, over 2 threads or over the MPI
+  // processes.
   double smallBytes = 1024, largeBytes = 16 << 20;
-  double tSmall = timeAllReduce(ranks, smallBytes / 4, 50);
-  double tLarge = timeAllReduce(ranks, largeBytes / 4, 5);
+  double tSmall = timeAllReduce(world, ranks, smallBytes / 4, 50);
+  double tLarge = timeAllReduce(world, ranks, largeBytes / 4, 5);
+  sbp_world_destroy(world);
   double share = 2.0 * (ranks - 1) / ranks;
   double beta =
       share * (largeBytes - smallBytes) / std::max(tLarge - tSmall, 1e-9);
   double alpha = std::max(
       (tSmall - share * smallBytes / beta) / (2.0 * (ranks - 1)), 1e-7);
-  log << llvm::formatv("all-reduce on {0} threads: 1 KiB {1:F1} us, 16 MiB "
-                       "{2:F3} ms -> latency {3:F2} us, bandwidth {4:F2} "
+  out << llvm::formatv("all-reduce on {0} {1}: 1 KiB {2:F1} us, 16 MiB "
+                       "{3:F3} ms -> latency {4:F2} us, bandwidth {5:F2} "
                        "GB/s\n",
-                       ranks, tSmall * 1e6, tLarge * 1e3, alpha * 1e6,
-                       beta / 1e9);
+                       ranks, useMpi ? "MPI processes" : "threads",
+                       tSmall * 1e6, tLarge * 1e3, alpha * 1e6, beta / 1e9);
+  // Under MPI the first process writes the file.
+  if (!writer)
+    return 0;
 
-  cluster->name = "cpu-local (calibrated)";
+  cluster->name =
+      useMpi ? "cpu-local (calibrated, MPI)" : "cpu-local (calibrated)";
   cluster->links = {mlir::sbp::Link{beta, alpha}};
   cluster->device.peakFlops = {{"f32", matmulFlops}, {"f64", matmulFlops / 2}};
   cluster->device.loopFlops = {{"f32", loopFlops}, {"f64", loopFlops}};
@@ -220,6 +248,6 @@ func.func @k(%a: tensor<2048x4096xf32>, %b: tensor<2048x4096xf32>) -> tensor<204
     return 2;
   }
   os << cluster->toJson();
-  log << "wrote " << path << "\n";
+  out << "wrote " << path << "\n";
   return 0;
 }

@@ -10,12 +10,14 @@
 namespace sbp::run {
 
 /// Measures this host as sbp-run runs programs on it — the FLOP/s of
-/// JIT-compiled matmuls and of other loops, memory bandwidth, and the
-/// latency and bandwidth of the threads backend's all-reduce — and writes
-/// a `cpu-local` cluster description with these figures to `path`. Logs
-/// each figure to `log`. Returns sbp-run's exit code.
+/// JIT-compiled MLP layers and of other loops, memory bandwidth, and the
+/// latency and bandwidth of an all-reduce over `ranks` ranks of the threads
+/// backend, or of the MPI processes under mpirun when `useMpi` — and writes
+/// a `cpu-local` cluster description with these figures to `path` (under
+/// MPI, the first process writes). Logs each figure to `log`. Returns
+/// sbp-run's exit code.
 int calibrate(mlir::MLIRContext &context, const std::string &path, bool useBlas,
-              llvm::raw_ostream &log);
+              bool useMpi, int64_t ranks, llvm::raw_ostream &log);
 
 } // namespace sbp::run
 

@@ -512,7 +512,15 @@ int Runner::run() {
     if (!inputFile.empty())
       return usage("--calibrate measures the host and runs no program; drop " +
                    inputFile);
-    return calibrate(context, calibrateFlag, blasFlag, llvm::outs());
+    if (commFlag != "threads" && commFlag != "mpi")
+      return usage("--calibrate measures the threads or the mpi backend, not "
+                   "--comm " +
+                   commFlag);
+    if (ranksFlag < 0 || ranksFlag == 1)
+      return usage("--calibrate needs --ranks of at least 2 for the "
+                   "collectives");
+    return calibrate(context, calibrateFlag, blasFlag, commFlag == "mpi",
+                     ranksFlag ? ranksFlag.getValue() : 2, llvm::outs());
   }
   if (inputFile.empty())
     return usage("no program given; usage: sbp-run FILE [flags], see --help");
