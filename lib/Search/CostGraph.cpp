@@ -344,28 +344,21 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
         Cbc_addCol(model, "", 0, 1, value * scale, 0, 0, nullptr, nullptr);
         ++columns;
       }
-      for (unsigned i = 0; i < table.rows; ++i) {
+      // sum_j y[i][j] = x[u][i] and sum_i y[i][j] = x[v][j].
+      auto marginal = [&](int start, unsigned count, unsigned stride,
+                          int xColumn) {
         std::vector<int> cols;
-        std::vector<double> coefs;
-        for (unsigned j = 0; j < table.cols; ++j) {
-          cols.push_back(first + i * table.cols + j);
-          coefs.push_back(1);
-        }
-        cols.push_back(firstColumn[u] + i);
+        std::vector<double> coefs(count, 1);
+        for (unsigned k = 0; k < count; ++k)
+          cols.push_back(start + k * stride);
+        cols.push_back(xColumn);
         coefs.push_back(-1);
         Cbc_addRow(model, "", cols.size(), cols.data(), coefs.data(), 'E', 0);
-      }
-      for (unsigned j = 0; j < table.cols; ++j) {
-        std::vector<int> cols;
-        std::vector<double> coefs;
-        for (unsigned i = 0; i < table.rows; ++i) {
-          cols.push_back(first + i * table.cols + j);
-          coefs.push_back(1);
-        }
-        cols.push_back(firstColumn[v] + j);
-        coefs.push_back(-1);
-        Cbc_addRow(model, "", cols.size(), cols.data(), coefs.data(), 'E', 0);
-      }
+      };
+      for (unsigned i = 0; i < table.rows; ++i)
+        marginal(first + i * table.cols, table.cols, 1, firstColumn[u] + i);
+      for (unsigned j = 0; j < table.cols; ++j)
+        marginal(first + j, table.rows, table.cols, firstColumn[v] + j);
     }
   Cbc_setMaximumSeconds(model, timeLimit);
   Cbc_solve(model);
