@@ -1,6 +1,7 @@
 //===- SearchProblem.cpp - A function's layout choice as costs ------------===//
 
 #include "sbp/Transforms/SearchProblem.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -122,6 +123,8 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
 
   DenseMap<Value, std::pair<int, unsigned>> produced;
   DenseMap<Value, NdSbpAttr> fixed;
+  std::map<std::vector<const void *>, SmallVector<NdSbpSignature>>
+      signatureCache;
   // Inputs share the batch size, dimension 0 of the first result.
   std::optional<int64_t> batch;
   if (func.getNumResults() > 0)
@@ -154,12 +157,32 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
           fixed[boxing.getResult()] = boxing.getDst();
         if (!isLayoutDecision(op))
           return WalkResult::advance();
-        FailureOr<SmallVector<NdSbpSignature>> candidates =
-            getCandidateSignatures(op, mesh);
-        if (failed(candidates))
-          return WalkResult::interrupt();
+        // Ops of one structure whose constant operands agree (a fill's
+        // signatures depend on its value) have the same signatures: the
+        // layers of a deep model enumerate them once.
+        std::vector<const void *> key;
+        if (isa<SbpSignatureOpInterface>(op)) {
+          key = getStructuralKey(op, {});
+          for (Value operand : op->getOperands())
+            if (auto constant = operand.getDefiningOp<arith::ConstantOp>())
+              key.push_back(constant.getValue().getAsOpaquePointer());
+            else
+              key.push_back(nullptr);
+        }
+        auto cached =
+            key.empty() ? signatureCache.end() : signatureCache.find(key);
         Node node{NodeKind::Op, op};
-        node.signatures = std::move(*candidates);
+        if (cached != signatureCache.end()) {
+          node.signatures = cached->second;
+        } else {
+          FailureOr<SmallVector<NdSbpSignature>> candidates =
+              getCandidateSignatures(op, mesh);
+          if (failed(candidates))
+            return WalkResult::interrupt();
+          node.signatures = std::move(*candidates);
+          if (!key.empty())
+            signatureCache.try_emplace(std::move(key), node.signatures);
+        }
         node.multiplicity = getMultiplicity(op);
         for (OpResult result : op->getResults())
           produced[result] = {nodes.size(), result.getResultNumber()};
