@@ -91,6 +91,8 @@ struct Plan {
   std::vector<unsigned> states;
   PlanCost cost;
   Solution solution;
+  /// Solves the search needed to find it (one per byte price tried).
+  unsigned solves = 1;
 };
 
 using Allow = std::function<bool(const SearchProblem::Node &, unsigned)>;
@@ -204,8 +206,10 @@ FailureOr<Plan> SbpAutoParallelPass::search(const SearchProblem &problem,
   double time = std::max(fastest.cost.stepTime(), 1e-12);
   double low = 0, high = time / fastest.cost.peakMemory * 1e-3;
   std::optional<Plan> fit;
+  unsigned solves = 1;
   for (int round = 0; round < 40 && !fit; ++round) {
     Plan plan = solve(problem, high, nullptr, timeLimit);
+    ++solves;
     leastMemory = std::min(leastMemory, plan.cost.peakMemory);
     if (plan.cost.peakMemory <= limit) {
       fit = std::move(plan);
@@ -219,6 +223,7 @@ FailureOr<Plan> SbpAutoParallelPass::search(const SearchProblem &problem,
   for (int round = 0; round < 8 && low > 0; ++round) {
     double middle = std::sqrt(low * high);
     Plan plan = solve(problem, middle, nullptr, timeLimit);
+    ++solves;
     progress(funcName, llvm::formatv("byte price {0:e}: {1}", middle,
                                      formatBytes(plan.cost.peakMemory)));
     if (plan.cost.peakMemory <= limit) {
@@ -229,6 +234,7 @@ FailureOr<Plan> SbpAutoParallelPass::search(const SearchProblem &problem,
       low = middle;
     }
   }
+  fit->solves = solves;
   return std::move(*fit);
 }
 
@@ -325,7 +331,8 @@ void SbpAutoParallelPass::runOnOperation() {
                                 : isB(node.layouts[s]);
       };
       writer.addFunction(
-          func, *problem, plan->states, plan->cost, plan->solution, seconds,
+          func, *problem, plan->states, plan->cost, plan->solution,
+          plan->solves, seconds,
           {{"data parallel", solve(*problem, 0, dataParallel, timeLimit).cost},
            {"tensor parallel",
             solve(*problem, 0, tensorParallel, timeLimit).cost},

@@ -72,10 +72,12 @@ AutoParallelReport::~AutoParallelReport() = default;
 void AutoParallelReport::addFunction(
     FunctionOpInterface func, const SearchProblem &problem,
     ArrayRef<unsigned> states, const PlanCost &cost, const Solution &solution,
-    double seconds, ArrayRef<std::pair<std::string, PlanCost>> references) {
+    unsigned solves, double seconds,
+    ArrayRef<std::pair<std::string, PlanCost>> references) {
   json entry;
   entry["name"] = func.getName().str();
   entry["search"] = {{"seconds", seconds},
+                     {"solves", solves},
                      {"nodes", problem.getNodes().size()},
                      {"eliminated", solution.stats.eliminated},
                      {"eliminations_reused", solution.stats.reused},
@@ -131,8 +133,9 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
   for (const json &func : root["functions"]) {
     const json &search = func["search"];
     os << "\n## @" << func["name"].get<std::string>() << "\n\n"
-       << llvm::formatv("Searched {0} nodes in {1:F3} s ({2} eliminated, {3} "
-                        "of them reused; integer program on {4} nodes; {5}).\n",
+       << llvm::formatv("Searched {0} nodes in {1:F3} s, {6} solve(s) ({2} "
+                        "eliminated, {3} of them reused; integer program on "
+                        "{4} nodes; {5}).\n",
                         search["nodes"].get<int64_t>(),
                         search["seconds"].get<double>(),
                         search["eliminated"].get<int64_t>(),
@@ -140,7 +143,8 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
                         search["core_nodes"].get<int64_t>(),
                         search["proven_optimal"].get<bool>()
                             ? "optimal"
-                            : "stopped at the time limit")
+                            : "stopped at the time limit",
+                        search["solves"].get<int64_t>())
        << "\n| strategy | step ms | compute ms | communication ms | bytes "
           "moved (MiB) | peak memory (MiB) | fits |\n"
        << "|---|---:|---:|---:|---:|---:|---|\n";

@@ -21,11 +21,12 @@ public:
   AutoParallelReport(const CostModel &model, MeshOp mesh, double memoryLimit);
   ~AutoParallelReport();
 
-  /// Adds `func`'s plan (`states` of `problem`), how it was found, and the
-  /// totals of the named reference strategies.
+  /// Adds `func`'s plan (`states` of `problem`), how it was found (in
+  /// `solves` solves, one per byte price tried), and the totals of the
+  /// named reference strategies.
   void addFunction(FunctionOpInterface func, const SearchProblem &problem,
                    ArrayRef<unsigned> states, const PlanCost &cost,
-                   const Solution &solution, double seconds,
+                   const Solution &solution, unsigned solves, double seconds,
                    ArrayRef<std::pair<std::string, PlanCost>> references);
 
   /// Writes the report to `path`: Markdown when it ends in `.md`, else JSON.
