@@ -109,6 +109,51 @@ Plan solve(const SearchProblem &problem, double memoryWeight,
   return plan;
 }
 
+/// The reference strategies of the report, each the best plan under its
+/// constraint, priced by the same model: replicated (every value `B`), data
+/// parallel (inputs split along dimension 0 on every axis, parameters `B`)
+/// and tensor parallel (parameters split on every axis, inputs `B`).
+SmallVector<std::pair<std::string, PlanCost>>
+priceReferences(const SearchProblem &problem, double timeLimit) {
+  auto isB = [](NdSbpAttr layout) {
+    return !layout || llvm::all_of(layout.getEntries(),
+                                   [](SbpEntry e) { return e.isBroadcast(); });
+  };
+  auto splitsEverywhere = [](NdSbpAttr layout) {
+    return llvm::all_of(layout.getEntries(),
+                        [](SbpEntry e) { return e.isSplit(); });
+  };
+  auto splitsBatch = [](NdSbpAttr layout) {
+    return llvm::all_of(layout.getEntries(), [](SbpEntry e) {
+      return e.isSplit() && e.getDim() == 0;
+    });
+  };
+  using Kind = SearchProblem::NodeKind;
+  Allow replicated = [&](const SearchProblem::Node &node, unsigned s) {
+    if (node.kind != Kind::Op)
+      return isB(node.layouts[s]);
+    const NdSbpSignature &signature = node.signatures[s];
+    return llvm::all_of(signature.operands, isB) &&
+           llvm::all_of(signature.results, isB);
+  };
+  Allow dataParallel = [&](const SearchProblem::Node &node, unsigned s) {
+    if (node.kind != Kind::Argument)
+      return true;
+    return node.isParameter ? isB(node.layouts[s])
+                            : splitsBatch(node.layouts[s]);
+  };
+  Allow tensorParallel = [&](const SearchProblem::Node &node, unsigned s) {
+    if (node.kind != Kind::Argument)
+      return true;
+    return node.isParameter ? splitsEverywhere(node.layouts[s])
+                            : isB(node.layouts[s]);
+  };
+  return {
+      {"data parallel", solve(problem, 0, dataParallel, timeLimit).cost},
+      {"tensor parallel", solve(problem, 0, tensorParallel, timeLimit).cost},
+      {"replicated", solve(problem, 0, replicated, timeLimit).cost}};
+}
+
 std::string formatBytes(double bytes) {
   constexpr double kMiB = 1024.0 * 1024;
   if (bytes >= 1024 * kMiB)
@@ -296,47 +341,9 @@ void SbpAutoParallelPass::runOnOperation() {
         std::chrono::duration<double>(Clock::now() - funcStart).count();
     if (!report.empty()) {
       progress(func.getName(), "pricing the reference strategies");
-      auto isB = [](NdSbpAttr layout) {
-        return !layout || llvm::all_of(layout.getEntries(), [](SbpEntry e) {
-          return e.isBroadcast();
-        });
-      };
-      auto splitsEverywhere = [](NdSbpAttr layout) {
-        return llvm::all_of(layout.getEntries(),
-                            [](SbpEntry e) { return e.isSplit(); });
-      };
-      auto splitsBatch = [](NdSbpAttr layout) {
-        return llvm::all_of(layout.getEntries(), [](SbpEntry e) {
-          return e.isSplit() && e.getDim() == 0;
-        });
-      };
-      using Kind = SearchProblem::NodeKind;
-      Allow replicated = [&](const SearchProblem::Node &node, unsigned s) {
-        if (node.kind != Kind::Op)
-          return isB(node.layouts[s]);
-        const NdSbpSignature &sig = node.signatures[s];
-        return llvm::all_of(sig.operands, isB) &&
-               llvm::all_of(sig.results, isB);
-      };
-      Allow dataParallel = [&](const SearchProblem::Node &node, unsigned s) {
-        if (node.kind != Kind::Argument)
-          return true;
-        return node.isParameter ? isB(node.layouts[s])
-                                : splitsBatch(node.layouts[s]);
-      };
-      Allow tensorParallel = [&](const SearchProblem::Node &node, unsigned s) {
-        if (node.kind != Kind::Argument)
-          return true;
-        return node.isParameter ? splitsEverywhere(node.layouts[s])
-                                : isB(node.layouts[s]);
-      };
-      writer.addFunction(
-          func, *problem, plan->states, plan->cost, plan->solution,
-          plan->solves, seconds,
-          {{"data parallel", solve(*problem, 0, dataParallel, timeLimit).cost},
-           {"tensor parallel",
-            solve(*problem, 0, tensorParallel, timeLimit).cost},
-           {"replicated", solve(*problem, 0, replicated, timeLimit).cost}});
+      writer.addFunction(func, *problem, plan->states, plan->cost,
+                         plan->solution, plan->solves, seconds,
+                         priceReferences(*problem, timeLimit));
     }
     problem->record(plan->states);
     if (failed(propagateLayouts(func, *meshOp, /*maxSweeps=*/8)))
