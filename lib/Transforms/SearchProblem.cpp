@@ -230,7 +230,7 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     return {-1, 0};
   };
   auto addUse = [&](OpOperand &operand, int consumer, unsigned index,
-                    NdSbpAttr need, Operation *at) {
+                    NdSbpAttr need, Operation *at, bool needsProduced = false) {
     auto type = dyn_cast<RankedTensorType>(operand.get().getType());
     // Re-laying out a tensor without contents costs nothing.
     if (!type || operand.get().getDefiningOp<tensor::EmptyOp>())
@@ -241,6 +241,7 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     use.consumer = consumer;
     use.operand = index;
     use.consumerLayout = need;
+    use.needsProduced = needsProduced;
     use.multiplicity = getMultiplicity(at);
     use.position = topPosition(at);
     problem.uses.push_back(use);
@@ -267,9 +268,7 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
         NdSbpAttr layout;
         auto [node, result] =
             sourceOf(loop.getInitArgs()[operand.getOperandNumber()], layout);
-        addUse(operand, node, result, layout, op);
-        if (node >= 0)
-          problem.uses.back().operand = ~result;
+        addUse(operand, node, result, layout, op, /*needsProduced=*/true);
       }
     }
   });
@@ -348,9 +347,8 @@ NdSbpAttr SearchProblem::neededLayout(const Use &use, unsigned state) const {
   const Node &node = nodes[use.consumer];
   if (node.kind != NodeKind::Op)
     return node.layouts[state];
-  // A loop's yield needs what the loop's initial value's producer gives.
-  if (int(use.operand) < 0)
-    return node.signatures[state].results[~use.operand];
+  if (use.needsProduced)
+    return node.signatures[state].results[use.operand];
   return node.signatures[state].operands[use.operand];
 }
 

@@ -98,6 +98,9 @@ private:
     /// The consuming node and operand, or a fixed need.
     int consumer = -1;
     unsigned operand = 0;
+    /// A loop's yield: the next iteration needs the layout the consumer
+    /// (the initial value's producer) gives its result `operand`.
+    bool needsProduced = false;
     NdSbpAttr consumerLayout;
     double multiplicity = 1;
     /// Position of the consumer in the function's top-level order.
