@@ -95,8 +95,9 @@ OpWork getLinalgWork(linalg::LinalgOp op, const NdSbpSignature &signature,
   return work;
 }
 
-/// Ops that only re-describe a tensor and move no data once bufferized.
-bool isView(Operation *op) {
+/// Ops that only re-describe a tensor or make one without contents: no
+/// data moves once bufferized.
+bool movesNoData(Operation *op) {
   return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::EmptyOp,
              tensor::CastOp, tensor::DimOp, arith::ConstantOp>(op);
 }
@@ -134,34 +135,35 @@ double CostModel::getCollectiveTime(BoxingKind kind, int64_t axis,
   return steps * link.latency + bytes / link.bandwidth;
 }
 
-double CostModel::getBoxingTime(ArrayRef<SbpEntry> src, ArrayRef<SbpEntry> dst,
-                                ArrayRef<int64_t> shape,
-                                int64_t elementBytes) const {
+BoxingCost CostModel::getBoxingCost(ArrayRef<SbpEntry> src,
+                                    ArrayRef<SbpEntry> dst,
+                                    ArrayRef<int64_t> shape,
+                                    int64_t elementBytes) const {
+  BoxingCost cost;
   if (src == dst)
-    return 0;
+    return cost;
   BoxingPlan plan = planBoxing(src, dst, shape, elementBytes, meshShape);
-  double time = 0;
-  double localBytes = 0;
+  cost.bytes = plan.bytes;
   for (const BoxingStep &step : plan.steps) {
     switch (step.kind) {
     case BoxingKind::Slice:
     case BoxingKind::KeepOnFirst:
     case BoxingKind::PadWithNeutral:
-      localBytes = getLocalElements(shape, dst, meshShape) * elementBytes;
-      time += localBytes / getCluster().getMemoryBandwidth(numDevices);
+      cost.time += getLocalElements(shape, dst, meshShape) * elementBytes /
+                   getCluster().getMemoryBandwidth(numDevices);
       break;
     default:
-      time += getCollectiveTime(step.kind, step.axis, step.bytes);
+      cost.time += getCollectiveTime(step.kind, step.axis, step.bytes);
     }
   }
-  return time;
+  return cost;
 }
 
-double CostModel::getBoxingTime(RankedTensorType type, NdSbpAttr src,
-                                NdSbpAttr dst) const {
+BoxingCost CostModel::getBoxingCost(RankedTensorType type, NdSbpAttr src,
+                                    NdSbpAttr dst) const {
   if (!src || !dst || src == dst)
-    return 0;
-  return getBoxingTime(src.getEntries(), dst.getEntries(), getStaticShape(type),
+    return {};
+  return getBoxingCost(src.getEntries(), dst.getEntries(), getStaticShape(type),
                        getElementBytes(type.getElementType()));
 }
 
@@ -190,7 +192,7 @@ OpWork CostModel::getOpWork(Operation *op,
       if (!isa<linalg::LinalgOp>(op))
         work.elementType = getTypeName(type);
     }
-  if (isView(op))
+  if (movesNoData(op))
     return work;
   work.bytes = resultBytes;
   for (OpOperand &operand : op->getOpOperands())

@@ -471,14 +471,9 @@ PlanCost SearchProblem::evaluate(ArrayRef<unsigned> states,
         neededLayout(use, use.consumer < 0 ? 0 : states[use.consumer]);
     if (!from || !to || from == to)
       continue;
-    double time = model->getBoxingTime(use.type, from, to) * use.multiplicity;
-    SmallVector<int64_t> shape;
-    for (int64_t size : use.type.getShape())
-      shape.push_back(ShapedType::isDynamic(size) ? 1 : size);
-    double bytes = getBoxingBytes(from.getEntries(), to.getEntries(), shape,
-                                  getElementBytes(use.type.getElementType()),
-                                  model->getMeshShape()) *
-                   use.multiplicity;
+    BoxingCost boxing = model->getBoxingCost(use.type, from, to);
+    double time = boxing.time * use.multiplicity;
+    double bytes = boxing.bytes * use.multiplicity;
     cost.communication += time;
     cost.bytesMoved += bytes;
     transient[use.position] += model->getLocalBytes(use.type, to);

@@ -39,14 +39,15 @@ TEST(CostModel, CollectivesFollowAlphaBeta) {
   // axis 1 is that all-reduce.
   SmallVector<SbpEntry> partial = {SbpEntry::broadcast(), SbpEntry::partial()};
   SmallVector<SbpEntry> whole = {SbpEntry::broadcast(), SbpEntry::broadcast()};
-  EXPECT_DOUBLE_EQ(model->getBoxingTime(partial, whole, {1000, 2000}, 4),
-                   6 * 1e-6 + bytes / 1e11);
+  BoxingCost allReduce = model->getBoxingCost(partial, whole, {1000, 2000}, 4);
+  EXPECT_DOUBLE_EQ(allReduce.time, 6 * 1e-6 + bytes / 1e11);
+  EXPECT_DOUBLE_EQ(allReduce.bytes, bytes);
   // S(0) -> S(1) over axis 0 is an all-to-all of (p-1)/p^2 of the tensor.
   SmallVector<SbpEntry> rows = {SbpEntry::split(0), SbpEntry::broadcast()};
   SmallVector<SbpEntry> cols = {SbpEntry::split(1), SbpEntry::broadcast()};
-  EXPECT_DOUBLE_EQ(model->getBoxingTime(rows, cols, {1000, 2000}, 4),
+  EXPECT_DOUBLE_EQ(model->getBoxingCost(rows, cols, {1000, 2000}, 4).time,
                    1e-5 + t / 4 / 1e10);
-  EXPECT_EQ(model->getBoxingTime(rows, rows, {1000, 2000}, 4), 0);
+  EXPECT_EQ(model->getBoxingCost(rows, rows, {1000, 2000}, 4).time, 0);
 }
 
 TEST(CostModel, MatmulWorkOnLocalShapes) {

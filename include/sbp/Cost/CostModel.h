@@ -30,6 +30,13 @@ struct OpWork {
   std::string elementType = "f32";
 };
 
+/// The cost of one change of layout.
+struct BoxingCost {
+  double time = 0;
+  /// Bytes each device sends.
+  double bytes = 0;
+};
+
 class CostModel {
 public:
   /// The model of `cluster` for a mesh of shape `meshShape`; fails when the
@@ -46,13 +53,19 @@ public:
   /// ring's `2(p-1)` steps for all-reduce and `p-1` for the others.
   double getCollectiveTime(BoxingKind kind, int64_t axis, double bytes) const;
 
-  /// Seconds to convert a tensor of `shape` from `src` to `dst`: its
-  /// collectives, plus local steps (slices, zero fills) as memory traffic.
-  double getBoxingTime(ArrayRef<SbpEntry> src, ArrayRef<SbpEntry> dst,
-                       ArrayRef<int64_t> shape, int64_t elementBytes) const;
-  /// The same for a value of `type`; zero when either layout is null.
+  /// What converting a tensor of `shape` from `src` to `dst` costs: the
+  /// seconds of its collectives plus its local steps (slices, zero fills)
+  /// as memory traffic, and the bytes each device sends.
+  BoxingCost getBoxingCost(ArrayRef<SbpEntry> src, ArrayRef<SbpEntry> dst,
+                           ArrayRef<int64_t> shape, int64_t elementBytes) const;
+  /// The same for a value of `type`; nothing when either layout is null.
+  BoxingCost getBoxingCost(RankedTensorType type, NdSbpAttr src,
+                           NdSbpAttr dst) const;
+  /// The seconds alone.
   double getBoxingTime(RankedTensorType type, NdSbpAttr src,
-                       NdSbpAttr dst) const;
+                       NdSbpAttr dst) const {
+    return getBoxingCost(type, src, dst).time;
+  }
 
   /// Bytes one device holds of a value of `type` laid out as `layout` (the
   /// largest piece; dynamic sizes count as 1).
