@@ -54,3 +54,28 @@ venv_python = os.path.join(config.sbp_obj_root, "venv", "bin", "python")
 if os.path.exists(venv_python):
     config.available_features.add("model-venv")
     config.substitutions.append(("%venv_python", venv_python))
+
+# The GPU backend. `cuda-toolkit`: kernels link libdevice (math functions).
+# `ptxas`: the toolkit's assembler checks the emitted PTX.
+# `cuda-runtime`: sbp-run has the cuda backend. `cuda-driver`: a GPU driver
+# is installed, so programs run on the GPU (never on CI machines).
+libdevice = os.path.join(config.cuda_toolkit, "nvvm", "libdevice",
+                         "libdevice.10.bc")
+if config.cuda_toolkit and os.path.exists(libdevice):
+    config.available_features.add("cuda-toolkit")
+ptxas = os.path.join(config.cuda_toolkit, "bin", "ptxas")
+if config.cuda_toolkit and os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+if config.sbp_have_cuda.upper() in ("TRUE", "ON", "1"):
+    config.available_features.add("cuda-runtime")
+    try:
+        import ctypes
+        ctypes.CDLL(os.environ.get("SBP_CUDA_DRIVER") or "libcuda.so.1")
+        config.available_features.add("cuda-driver")
+    except OSError:
+        pass
+for name in ("SBP_CUDA_DRIVER", "SBP_CUBLAS_LIBRARY", "SBP_NCCL_LIBRARY",
+             "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]

@@ -2,6 +2,10 @@
 
 #include "sbp/InitSbp.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "sbp/Dialect/StableHLO/IR/Stablehlo.h"
@@ -13,6 +17,12 @@ void mlir::sbp::registerSbpDialects(DialectRegistry &registry) {
   registry.insert<SbpDialect, stablehlo::StablehloDialect, chlo::ChloDialect,
                   sdy::SdyDialect>();
   registerSignatureExternalModels(registry);
+  // The GPU lowering translates kernels to LLVM IR to serialize them, and
+  // the JIT translates gpu.binary ops.
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
 }
 
 void mlir::sbp::registerSbpPassesAndPipelines() {

@@ -1,7 +1,6 @@
 //===- MatmulToBlas.cpp - Matmuls as OpenBLAS calls -----------------------===//
 
 #include "RuntimeCalls.h"
-#include "mlir/IR/Matchers.h"
 
 namespace mlir {
 namespace sbp {
@@ -14,12 +13,6 @@ using namespace mlir;
 using namespace mlir::sbp;
 
 namespace {
-
-/// Whether `value` is a `linalg.fill` with the constant zero.
-bool isZeroFill(Value value) {
-  auto fill = value.getDefiningOp<linalg::FillOp>();
-  return fill && matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat());
-}
 
 struct SbpMatmulToBlasPass
     : public sbp::impl::SbpMatmulToBlasPassBase<SbpMatmulToBlasPass> {

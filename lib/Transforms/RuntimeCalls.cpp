@@ -1,6 +1,7 @@
 //===- RuntimeCalls.cpp - Calling the runtime from tensor programs --------===//
 
 #include "RuntimeCalls.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::sbp;
@@ -58,4 +59,9 @@ Value RuntimeCallBuilder::toTensor(Value buffer, RankedTensorType type) {
   return bufferization::ToTensorOp::create(builder, loc, type, buffer,
                                            /*restrict=*/true,
                                            /*writable=*/true);
+}
+
+bool mlir::sbp::isZeroFill(Value value) {
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat());
 }

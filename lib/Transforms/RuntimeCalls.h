@@ -51,6 +51,10 @@ private:
   Location loc = builder.getUnknownLoc();
 };
 
+/// Whether `value` is a `linalg.fill` with the constant zero: a GEMM into it
+/// need not read it.
+bool isZeroFill(Value value);
+
 } // namespace sbp
 } // namespace mlir
 

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-MESHES = {"2": [2], "4": [4], "2x2": [2, 2]}
+MESHES = {"1": [1], "2": [2], "4": [4], "2x2": [2, 2]}
 
 
 def tensor(shape, elem="f32"):
@@ -282,6 +282,8 @@ def main():
     parser.add_argument("--launcher", default="",
                         help="command that starts sbp-run, e.g. 'mpirun -np 4'")
     parser.add_argument("--comm", default="threads", help="sbp-run's --comm")
+    parser.add_argument("--run-flags", default="",
+                        help="more sbp-run flags, e.g. '--backend cuda'")
     args = parser.parse_args()
     workdir = args.workdir or tempfile.mkdtemp(prefix="sbp-harness-")
     os.makedirs(workdir, exist_ok=True)
@@ -299,7 +301,8 @@ def main():
 
     failures = 0
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        command = args.launcher.split() + [args.run, "--comm", args.comm]
+        command = (args.launcher.split() + [args.run, "--comm", args.comm] +
+                   args.run_flags.split())
         # The program's path goes right after the sbp-run binary.
         at = len(args.launcher.split()) + 1
         futures = [pool.submit(run, (command[:at], command[at:]), name, text,

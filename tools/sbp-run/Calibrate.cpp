@@ -42,7 +42,8 @@ double timeKernel(mlir::MLIRContext &context, const std::string &text,
     error = *message;
     return -1;
   }
-  auto program = CompiledProgram::compile(*module, "k", true, useBlas, error);
+  auto program = CompiledProgram::compile(*module, "k", Backend::Cpu, true,
+                                          useBlas, error);
   if (!program)
     return -1;
   std::vector<::sbp::runtime::NpyArray> inputs, outputs;

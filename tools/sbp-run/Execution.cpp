@@ -9,6 +9,9 @@
 
 #include "Execution.h"
 #include "sbp/Runtime/sbp_program.h"
+#ifdef SBP_HAVE_CUDA
+#include "sbp/Runtime/sbp_cuda.h"
+#endif
 #include "llvm/Support/Format.h"
 #include <algorithm>
 #include <cmath>
@@ -16,6 +19,7 @@
 #include <fstream>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <thread>
 
 using namespace sbp::run;
@@ -113,20 +117,112 @@ void Execution::runRank(int64_t rank, sbp_comm *comm,
     program.call(pointers, results, rankResults);
     double end = sbp_program_now_us();
     sbp_program_trace(false);
-    if (!record)
-      continue;
-    Iteration iteration;
-    iteration.begin = begin;
-    iteration.end = end;
-    std::vector<sbp_span> spans(4096);
-    spans.resize(sbp_program_take_spans(spans.data(), spans.size()));
-    for (const sbp_span &span : spans)
-      iteration.communication += span.end_us - span.begin_us;
-    if (options.trace)
-      iteration.spans = std::move(spans);
-    timeline[rank].push_back(std::move(iteration));
+    if (record)
+      this->record(rank, begin, end);
   }
   sbp_program_set_comm(nullptr);
+}
+
+void Execution::record(int64_t rank, double begin, double end) {
+  Iteration iteration;
+  iteration.begin = begin;
+  iteration.end = end;
+  std::vector<sbp_span> spans(4096);
+  spans.resize(sbp_program_take_spans(spans.data(), spans.size()));
+  for (const sbp_span &span : spans)
+    iteration.communication += span.end_us - span.begin_us;
+  if (options.trace)
+    iteration.spans = std::move(spans);
+  timeline[rank].push_back(std::move(iteration));
+}
+
+void Execution::runCudaRank(int64_t rank, sbp_comm *comm,
+                            const std::vector<NpyArray> &inputs,
+                            std::vector<NpyArray> &rankResults) {
+#ifdef SBP_HAVE_CUDA
+  // Ranks take the GPUs in turn: a virtual mesh when there are fewer. A
+  // rank that fails still meets the others at every iteration's start, so
+  // that none waits for it; the world's error stops their collectives.
+  int devices = std::max(1, sbp_cuda_device_count());
+  const char *problem = nullptr;
+  bool begun = sbp_cuda_rank_begin(rank % devices, &problem) == 0;
+  sbp_comm *deviceComm = nullptr;
+  if (begun)
+    deviceComm = options.useNccl ? sbp_nccl_comm_create(comm, &problem)
+                                 : sbp_cuda_staging_comm_create(comm);
+  bool ok = deviceComm != nullptr;
+  if (!ok)
+    sbp_comm_abort(comm, problem);
+  sbp_program_set_comm(deviceComm);
+  std::vector<int64_t> coords = sbp::runtime::getCoords(options.mesh, rank);
+  std::vector<NpyArray> shards;
+  std::vector<void *> data;
+  std::vector<const std::vector<int64_t> *> shapes;
+  for (size_t i = 0; ok && i < args.size(); ++i) {
+    shards.push_back(
+        sbp::runtime::extractShard(inputs[i], args[i].layout, coords));
+    int64_t bytes = shards.back().data.size();
+    data.push_back(sbp_cuda_alloc(bytes));
+    sbp_cuda_upload(data.back(), shards.back().data.data(), bytes);
+  }
+  for (NpyArray &shard : shards)
+    shapes.push_back(&shard.shape);
+
+  bool timed = options.benchIterations > 0 || options.trace;
+  int64_t iterations =
+      options.benchIterations > 0 ? options.benchIterations + 1 : 1;
+  std::vector<ReturnedBuffer> returned;
+  for (int64_t it = 0; it < iterations; ++it) {
+    synchronize();
+    if (!ok)
+      continue;
+    bool recorded = timed && (options.benchIterations == 0 || it > 0);
+    sbp_program_trace(recorded);
+    double begin = sbp_program_now_us();
+    program.invoke(data, shapes, results, returned);
+    // An iteration ends when its kernels have run.
+    const char *failure = sbp_cuda_synchronize();
+    double end = sbp_program_now_us();
+    sbp_program_trace(false);
+    if (failure) {
+      sbp_comm_abort(comm, failure);
+      ok = false;
+      continue;
+    }
+    if (recorded)
+      record(rank, begin, end);
+    if (it + 1 == iterations) {
+      rankResults.assign(results.size(), NpyArray());
+      for (size_t r = 0; r < results.size(); ++r) {
+        NpyArray &result = rankResults[r];
+        result.dtype = results[r].dtype;
+        result.shape = returned[r].shape;
+        result.data.resize(result.numElements() * sbp_dtype_size(result.dtype));
+        sbp_cuda_download(result.data.data(), returned[r].data,
+                          result.data.size());
+      }
+    }
+    std::set<void *> owned;
+    for (ReturnedBuffer &buffer : returned)
+      owned.insert(buffer.allocated);
+    for (void *buffer : owned)
+      sbp_cuda_free(buffer);
+  }
+  for (void *buffer : data)
+    sbp_cuda_free(buffer);
+  sbp_program_set_comm(nullptr);
+  if (deviceComm)
+    sbp_cuda_comm_destroy(deviceComm);
+  if (begun) {
+    if (const char *failure = sbp_cuda_synchronize())
+      sbp_comm_abort(comm, failure);
+    sbp_cuda_rank_end();
+  }
+  if (rankResults.size() != results.size())
+    rankResults.assign(results.size(), NpyArray());
+#else
+  sbp_comm_abort(comm, "this sbp-run was built without the CUDA toolkit");
+#endif
 }
 
 bool Execution::run(const std::vector<NpyArray> &inputs,
@@ -157,7 +253,10 @@ bool Execution::run(const std::vector<NpyArray> &inputs,
       sbp_tensor in{&value, 1, &one, SBP_I64}, out{&sum, 1, &one, SBP_I64};
       sbp_all_reduce(comm, axes.data(), axes.size(), &in, &out, SBP_SUM);
     };
-    runRank(rank, comm, inputs, rankResults[rank]);
+    if (program.getBackend() == Backend::Cuda)
+      runCudaRank(rank, comm, inputs, rankResults[rank]);
+    else
+      runRank(rank, comm, inputs, rankResults[rank]);
     gatherResults(comm, rank, rankResults);
   } else {
     world = sbp_threads_world_create(options.mesh.data(), options.mesh.size(),
@@ -167,7 +266,11 @@ bool Execution::run(const std::vector<NpyArray> &inputs,
     std::vector<std::thread> threads;
     for (int64_t rank = 0; rank < numRanks; ++rank)
       threads.emplace_back([&, rank] {
-        runRank(rank, sbp_world_comm(world, rank), inputs, rankResults[rank]);
+        sbp_comm *comm = sbp_world_comm(world, rank);
+        if (program.getBackend() == Backend::Cuda)
+          runCudaRank(rank, comm, inputs, rankResults[rank]);
+        else
+          runRank(rank, comm, inputs, rankResults[rank]);
       });
     for (std::thread &thread : threads)
       thread.join();

@@ -18,6 +18,8 @@ struct ExecutionOptions {
   bool trace = false;
   /// One process per rank under mpirun instead of one thread per rank.
   bool useMpi = false;
+  /// Collectives through NCCL (CUDA programs only).
+  bool useNccl = false;
 };
 
 /// Runs a program on every rank of a mesh: gives each rank its shard of
@@ -66,6 +68,13 @@ private:
   void runRank(int64_t rank, sbp_comm *comm,
                const std::vector<runtime::NpyArray> &inputs,
                std::vector<runtime::NpyArray> &results);
+  /// The same for a CUDA program: the rank's GPU, device buffers, and a
+  /// communicator on them over `comm`.
+  void runCudaRank(int64_t rank, sbp_comm *comm,
+                   const std::vector<runtime::NpyArray> &inputs,
+                   std::vector<runtime::NpyArray> &results);
+  /// Records one timed iteration of `rank` from `begin` to `end`.
+  void record(int64_t rank, double begin, double end);
 
   /// Under MPI: gives every process every rank's shards of the results.
   void gatherResults(sbp_comm *comm, int64_t rank,

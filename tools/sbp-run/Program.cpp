@@ -112,8 +112,8 @@ auto ::sbp::run::describeEntry(func::FuncOp func,
 }
 
 std::unique_ptr<CompiledProgram>
-CompiledProgram::compile(ModuleOp module, StringRef entry, bool optimize,
-                         bool useBlas, std::string &error) {
+CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
+                         bool optimize, bool useBlas, std::string &error) {
   // The host reuses its inputs (benchmark iterations, the reference run):
   // the program must not write into them.
   if (auto func = module.lookupSymbol<func::FuncOp>(entry))
@@ -122,12 +122,19 @@ CompiledProgram::compile(ModuleOp module, StringRef entry, bool optimize,
                       BoolAttr::get(module.getContext(), false));
 
   PassManager pm(module.getContext());
-  mlir::sbp::LowerCpuOptions options;
-  options.useBlas = optimize && useBlas;
-  options.vectorize = optimize;
-  mlir::sbp::buildLowerCpuPipeline(pm, options);
+  if (backend != Backend::Cpu) {
+    mlir::sbp::LowerGpuOptions options;
+    options.emulate = backend == Backend::EmulatedCuda;
+    mlir::sbp::buildLowerGpuPipeline(pm, options);
+  } else {
+    mlir::sbp::LowerCpuOptions options;
+    options.useBlas = optimize && useBlas;
+    options.vectorize = optimize;
+    mlir::sbp::buildLowerCpuPipeline(pm, options);
+  }
   if (failed(pm.run(module))) {
-    error = "lowering to LLVM failed";
+    error = backend != Backend::Cpu ? "lowering to CUDA kernels failed"
+                                    : "lowering to LLVM failed";
     return nullptr;
   }
 
@@ -163,6 +170,7 @@ CompiledProgram::compile(ModuleOp module, StringRef entry, bool optimize,
   }
   auto program = std::unique_ptr<CompiledProgram>(new CompiledProgram);
   program->engine = std::move(*engine);
+  program->backend = backend;
   auto packed = program->engine->lookupPacked(entry);
   if (!packed) {
     error = "no compiled function @" + entry.str() + ": " +
@@ -173,25 +181,27 @@ CompiledProgram::compile(ModuleOp module, StringRef entry, bool optimize,
   return program;
 }
 
-void CompiledProgram::call(const std::vector<NpyArray *> &args,
-                           const std::vector<TensorSpec> &resultSpecs,
-                           std::vector<NpyArray> &results) const {
+void CompiledProgram::invoke(
+    const std::vector<void *> &data,
+    const std::vector<const std::vector<int64_t> *> &shapes,
+    const std::vector<TensorSpec> &resultSpecs,
+    std::vector<ReturnedBuffer> &returned) const {
   // Descriptor fields: allocated, aligned, offset, sizes, strides.
   size_t fields = 0;
-  for (NpyArray *arg : args)
-    fields += 3 + 2 * arg->shape.size();
+  for (const std::vector<int64_t> *shape : shapes)
+    fields += 3 + 2 * shape->size();
   std::vector<int64_t> descriptors(fields);
   std::vector<void *> pointers;
   int64_t *at = descriptors.data();
-  for (NpyArray *arg : args) {
-    int64_t rank = static_cast<int64_t>(arg->shape.size());
-    auto data = reinterpret_cast<int64_t>(arg->data.data());
-    at[0] = at[1] = data;
+  for (size_t i = 0; i < data.size(); ++i) {
+    const std::vector<int64_t> &shape = *shapes[i];
+    int64_t rank = static_cast<int64_t>(shape.size());
+    at[0] = at[1] = reinterpret_cast<int64_t>(data[i]);
     at[2] = 0;
     for (int64_t d = rank - 1, stride = 1; d >= 0; --d) {
-      at[3 + d] = arg->shape[d];
+      at[3 + d] = shape[d];
       at[3 + rank + d] = stride;
-      stride *= arg->shape[d];
+      stride *= shape[d];
     }
     for (int64_t f = 0; f < 3 + 2 * rank; ++f)
       pointers.push_back(at + f);
@@ -200,29 +210,49 @@ void CompiledProgram::call(const std::vector<NpyArray *> &args,
   size_t resultFields = 0;
   for (const TensorSpec &spec : resultSpecs)
     resultFields += 3 + 2 * spec.localShape.size();
-  std::vector<int64_t> returned(resultFields);
+  std::vector<int64_t> fieldsOut(resultFields);
   if (!resultSpecs.empty())
-    pointers.push_back(returned.data());
+    pointers.push_back(fieldsOut.data());
 
   packed(pointers.data());
 
+  returned.assign(resultSpecs.size(), ReturnedBuffer());
+  at = fieldsOut.data();
+  for (size_t i = 0; i < resultSpecs.size(); ++i) {
+    int64_t rank = static_cast<int64_t>(resultSpecs[i].localShape.size());
+    // The returned fields are a memref descriptor, dense: the deallocation
+    // pipeline returns fresh buffers with the identity layout.
+    runtime::MemrefView view(rank, at, resultSpecs[i].dtype);
+    returned[i].allocated = reinterpret_cast<void *>(at[0]);
+    returned[i].data = view.tensor.data;
+    returned[i].shape.assign(view.tensor.shape, view.tensor.shape + rank);
+    at += 3 + 2 * rank;
+  }
+}
+
+void CompiledProgram::call(const std::vector<NpyArray *> &args,
+                           const std::vector<TensorSpec> &resultSpecs,
+                           std::vector<NpyArray> &results) const {
+  std::vector<void *> data;
+  std::vector<const std::vector<int64_t> *> shapes;
+  for (NpyArray *arg : args) {
+    data.push_back(arg->data.data());
+    shapes.push_back(&arg->shape);
+  }
+  std::vector<ReturnedBuffer> returned;
+  invoke(data, shapes, resultSpecs, returned);
   results.assign(resultSpecs.size(), NpyArray());
   // Results that are one value returned twice share their buffer: free
   // each buffer once.
-  std::set<int64_t> owned;
-  at = returned.data();
-  for (size_t i = 0; i < resultSpecs.size(); ++i) {
-    int64_t rank = static_cast<int64_t>(resultSpecs[i].localShape.size());
-    // The returned fields are a memref descriptor.
-    runtime::MemrefView view(rank, at, resultSpecs[i].dtype);
+  std::set<void *> owned;
+  for (size_t i = 0; i < returned.size(); ++i) {
     NpyArray &result = results[i];
     result.dtype = resultSpecs[i].dtype;
-    result.shape.assign(view.tensor.shape, view.tensor.shape + rank);
+    result.shape = returned[i].shape;
     result.data.resize(result.numElements() * sbp_dtype_size(result.dtype));
-    std::memcpy(result.data.data(), view.tensor.data, result.data.size());
-    owned.insert(at[0]);
-    at += 3 + 2 * rank;
+    std::memcpy(result.data.data(), returned[i].data, result.data.size());
+    owned.insert(returned[i].allocated);
   }
-  for (int64_t buffer : owned)
-    std::free(reinterpret_cast<void *>(buffer));
+  for (void *buffer : owned)
+    std::free(buffer);
 }

@@ -39,27 +39,49 @@ std::optional<std::string> describeEntry(mlir::func::FuncOp func,
                                          std::vector<TensorSpec> &args,
                                          std::vector<TensorSpec> &results);
 
-/// A program compiled for the CPU.
+/// Where a program runs. EmulatedCuda lowers for the GPU but runs the
+/// kernels as host loops (`--sbp-lower-gpu=emulate=1`), for testing.
+enum class Backend { Cpu, Cuda, EmulatedCuda };
+
+/// A buffer that the entry function returned.
+struct ReturnedBuffer {
+  /// What to free (the allocation), and where the elements start.
+  void *allocated = nullptr;
+  void *data = nullptr;
+  std::vector<int64_t> shape;
+};
+
+/// A JIT-compiled program.
 class CompiledProgram {
 public:
   /// Lowers `module` with `--sbp-lower-cpu` (tiled and vectorized, or with
-  /// BLAS, or plain loops when `optimize` is false) and JIT-compiles it. On
-  /// failure the diagnostics were reported and `error` says which step
-  /// failed.
-  static std::unique_ptr<CompiledProgram> compile(mlir::ModuleOp module,
-                                                  llvm::StringRef entry,
-                                                  bool optimize, bool useBlas,
-                                                  std::string &error);
+  /// BLAS, or plain loops when `optimize` is false) or `--sbp-lower-gpu`
+  /// and JIT-compiles it. On failure the diagnostics were reported and
+  /// `error` says which step failed.
+  static std::unique_ptr<CompiledProgram>
+  compile(mlir::ModuleOp module, llvm::StringRef entry, Backend backend,
+          bool optimize, bool useBlas, std::string &error);
 
   /// Calls the entry function with `args` (row-major, of the argument's
-  /// local shape) on the calling thread; fills `results`.
+  /// local shape) on the calling thread; fills `results`. CPU programs only.
   void call(const std::vector<runtime::NpyArray *> &args,
             const std::vector<TensorSpec> &resultSpecs,
             std::vector<runtime::NpyArray> &results) const;
 
+  /// Calls the entry function on dense row-major buffers `data` of shapes
+  /// `shapes` (device buffers for CUDA programs); the caller owns what
+  /// `returned` receives.
+  void invoke(const std::vector<void *> &data,
+              const std::vector<const std::vector<int64_t> *> &shapes,
+              const std::vector<TensorSpec> &resultSpecs,
+              std::vector<ReturnedBuffer> &returned) const;
+
+  Backend getBackend() const { return backend; }
+
 private:
   std::unique_ptr<mlir::ExecutionEngine> engine;
   void (*packed)(void **) = nullptr;
+  Backend backend = Backend::Cpu;
 };
 
 } // namespace sbp::run

@@ -35,7 +35,11 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
+#ifdef SBP_HAVE_CUDA
+#include "sbp/Runtime/sbp_cuda.h"
+#endif
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <random>
 
@@ -67,6 +71,11 @@ cl::opt<std::string> calibrateFlag(
     cl::value_desc("FILE.json"), cl::cat(category));
 cl::opt<std::string> backendFlag("backend", cl::desc("cpu or cuda"),
                                  cl::init("cpu"), cl::cat(category));
+cl::opt<bool> emulateGpuFlag(
+    "emulate-gpu",
+    cl::desc("Testing: lower with --sbp-lower-gpu but run the kernels as "
+             "host loops on the CPU backend"),
+    cl::Hidden, cl::cat(category));
 cl::opt<std::string> commFlag("comm", cl::desc("threads, mpi or nccl"),
                               cl::init("threads"), cl::cat(category));
 cl::opt<std::string>
@@ -528,13 +537,23 @@ int Runner::run() {
     return usage("--cluster " + clusterFlag + " needs --auto");
   if (backendFlag != "cpu" && backendFlag != "cuda")
     return usage("--backend " + backendFlag + ": expected cpu or cuda");
-  if (backendFlag == "cuda")
-    return usage("--backend cuda: the GPU backend is not built into this "
-                 "sbp-run yet");
   if (commFlag != "threads" && commFlag != "mpi" && commFlag != "nccl")
     return usage("--comm " + commFlag + ": expected threads, mpi or nccl");
-  if (commFlag == "nccl")
+  if (commFlag == "nccl" && backendFlag != "cuda")
     return usage("--comm nccl needs --backend cuda");
+  if (emulateGpuFlag && backendFlag != "cpu")
+    return usage("--emulate-gpu runs on --backend cpu");
+  if (backendFlag == "cuda") {
+#ifdef SBP_HAVE_CUDA
+    // The driver is loaded here, not linked: say plainly when there is none.
+    const char *problem = nullptr;
+    if (sbp_cuda_init(&problem))
+      return usage(std::string("--backend cuda: ") + problem);
+#else
+    return usage("--backend cuda: this sbp-run was built without the CUDA "
+                 "toolkit");
+#endif
+  }
   if (stagesFlag || microBatchesFlag || !scheduleFlag.empty() || trainFlag)
     return usage("pipeline and training flags are not built into this "
                  "sbp-run yet");
@@ -589,9 +608,26 @@ int Runner::run() {
       return usage("@" + entryName + ": " + *error);
   }
 
+  // NCCL runs one GPU per rank: processes under mpirun, else threads.
+  bool underMpirun = std::getenv("PMI_RANK") || std::getenv("PMI_SIZE") ||
+                     std::getenv("OMPI_COMM_WORLD_SIZE");
+#ifdef SBP_HAVE_CUDA
+  int64_t ranks = 1;
+  for (int64_t size : mesh)
+    ranks *= size;
+  if (commFlag == "nccl" && !underMpirun && ranks > sbp_cuda_device_count())
+    return usage(
+        "--comm nccl needs one GPU per rank: " + std::to_string(ranks) +
+        " ranks, " + std::to_string(sbp_cuda_device_count()) +
+        " GPUs (--comm threads runs the ranks on fewer GPUs)");
+#endif
+
   std::string error;
-  auto program =
-      CompiledProgram::compile(*module, entryName, true, blasFlag, error);
+  Backend backend = backendFlag == "cuda" ? Backend::Cuda
+                    : emulateGpuFlag      ? Backend::EmulatedCuda
+                                          : Backend::Cpu;
+  auto program = CompiledProgram::compile(*module, entryName, backend, true,
+                                          blasFlag, error);
   if (!program)
     return usage(inputFile + ": " + error);
 
@@ -600,7 +636,8 @@ int Runner::run() {
   options.timeoutSeconds = timeoutFlag;
   options.benchIterations = benchFlag;
   options.trace = !traceFlag.empty();
-  options.useMpi = commFlag == "mpi";
+  options.useMpi = commFlag == "mpi" || (commFlag == "nccl" && underMpirun);
+  options.useNccl = commFlag == "nccl";
   Execution execution(*program, args, results, options);
   std::vector<NpyArray> outputs;
   if (!execution.run(inputs, outputs, error)) {
@@ -614,7 +651,8 @@ int Runner::run() {
     numRanks *= size;
   llvm::outs() << "ran @" << entryName << " on " << numRanks << " rank"
                << (numRanks == 1 ? "" : "s") << " (mesh " << formatShape(mesh)
-               << ", " << commFlag << ")\n";
+               << ", " << (backend == Backend::Cuda ? "cuda, " : "") << commFlag
+               << ")\n";
   for (size_t r = 0; r < outputs.size(); ++r)
     llvm::outs() << "result" << r << ": " << dtypeName(outputs[r].dtype) << " "
                  << formatShape(outputs[r].shape) << "\n";
@@ -638,8 +676,8 @@ int Runner::run() {
   // The reference is the plainest lowering (loops, no BLAS), so that it
   // checks the code generation as well as the partitioning.
   std::string referenceError;
-  auto reference = CompiledProgram::compile(*logical, entryName, false, false,
-                                            referenceError);
+  auto reference = CompiledProgram::compile(*logical, entryName, Backend::Cpu,
+                                            false, false, referenceError);
   if (!reference)
     return usage(inputFile + ": reference: " + referenceError);
   ExecutionOptions one;

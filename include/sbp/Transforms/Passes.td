@@ -247,6 +247,117 @@ def SbpMatmulToBlasPass : Pass<"sbp-matmul-to-blas", "ModuleOp"> {
   ];
 }
 
+def SbpMatmulToCublasPass : Pass<"sbp-matmul-to-cublas", "ModuleOp"> {
+  let summary = "Call cuBLAS for matmuls and batched matmuls";
+  let description = [{
+    Replaces every `linalg.matmul` and `linalg.batch_matmul` on tensors
+    with the default indexing maps whose operands are f32, f64, f16 or
+    bf16 (A and B of one type; C of that type or f32) by a call of the
+    runtime's `sbp_rt_cuda_matmul`, which computes `C + A * B` into a fresh
+    buffer with `cublasGemmStridedBatchedEx` on the rank's stream. f16 and
+    bf16 products accumulate in f32 on the tensor cores; with `tf32` f32
+    products use TF32 tensor cores (10-bit mantissas, as PyTorch's
+    `allow_tf32`), otherwise they are exact f32. When C is a `linalg.fill`
+    of zero the call does not read it (`beta = 0`). Other matmuls are left
+    to the generated kernels.
+
+    Constraints: none; ops of other types or with user-defined indexing
+    maps are left as they are.
+  }];
+  let options = [
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "Let f32 products use TF32 tensor cores">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def SbpGpuBuffersPass : Pass<"sbp-gpu-buffers", "ModuleOp"> {
+  let summary = "Place every buffer of a bufferized program in device memory";
+  let description = [{
+    Runs after one-shot bufferization and ownership-based deallocation, in
+    place of the deallocation lowering: every buffer of the program lives
+    in the memory of the rank's GPU, so that kernels, cuBLAS and NCCL work
+    on it with no copy to the host.
+
+    - `memref.alloc` becomes `gpu.alloc` (stream-ordered allocation on the
+      rank's stream in sbp's runtime);
+    - `bufferization.clone` becomes `gpu.alloc` and a `memref.copy` (a
+      kernel after `sbp-linalg-to-gpu`);
+    - `bufferization.dealloc` becomes, for each buffer, a comparison of
+      base pointers (host integers, no device access) with the retained
+      buffers and the earlier ones, and a `gpu.dealloc` under the
+      resulting condition; the ownership of each retained buffer is
+      computed the same way. `memref.dealloc` becomes `gpu.dealloc`.
+
+    Function arguments and results are device buffers: the host uploads
+    the arguments and frees the results it downloaded.
+
+    Constraints: `memref.alloca` of tensors is not supported (device
+    memory only); the pass reports it.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
+def SbpLinalgToGpuPass : Pass<"sbp-linalg-to-gpu", "ModuleOp"> {
+  let summary = "Turn each linalg op on buffers into a GPU kernel launch";
+  let description = [{
+    Every structured op on buffers (`linalg.generic` after element-wise
+    fusion, `linalg.fill`, `linalg.copy`, reductions, transposes,
+    broadcasts, contractions that cuBLAS does not take) and every
+    `memref.copy` becomes one `gpu.launch` of `block-size` threads per
+    block with one thread per point of the op's parallel loops: the thread
+    delinearizes its index (innermost loop fastest, so neighbouring threads
+    touch neighbouring elements), loads the operands through the indexing
+    maps, runs the reduction loops serially with the accumulators in
+    registers, and stores the results once. An op whose operands are all
+    indexed by the identity map is addressed as one flat vector. A fused
+    element-wise chain is therefore one kernel that reads each input and
+    writes each output once.
+
+    The launch is skipped when the op has no points. Loop extents are
+    computed on the host from buffer sizes; no device memory is read there.
+
+    Constraints: after the pass no `memref.load`, `memref.store` or vector
+    transfer outside a kernel touches a buffer, since buffers live in
+    device memory; such an op (a tensor element read into host control
+    flow) is reported with its location.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::affine::AffineDialect", "::mlir::linalg::LinalgDialect"
+  ];
+}
+
+def SbpEmulateGpuPass : Pass<"sbp-emulate-gpu", "ModuleOp"> {
+  let summary = "Run the GPU lowering's kernels as host loops (testing)";
+  let description = [{
+    Replaces every `gpu.launch` by loops over its blocks and threads that
+    run its body on the host, `gpu.alloc` by `memref.alloc`, `gpu.dealloc`
+    by `memref.dealloc`, and drops `gpu.wait`. With it, the program that
+    `sbp-gpu-buffers` and `sbp-linalg-to-gpu` produce runs through the CPU
+    lowering, so that the kernels' indexing, reductions and buffer
+    lifetimes are checked numerically against the reference on machines
+    without a GPU (`sbp-run --emulate-gpu`).
+
+    Constraints: launches must not use shared memory, barriers or
+    cluster sizes; `sbp-linalg-to-gpu` emits none.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
   let summary = "Remove meshes and layout attributes before lowering to LLVM";
   let description = [{

@@ -1,0 +1,166 @@
+//===- CudaLibraries.h - The CUDA libraries, loaded at run time -*- C++ -*-===//
+//
+// The driver (libcuda.so.1), cuBLAS and NCCL are opened with dlopen on
+// first use so that the runtime, sbp-run and every program build and start
+// on machines without a GPU; the toolkit's cuda.h gives the driver's
+// types. cuBLAS and NCCL ship no headers with the toolkit here, so the few
+// functions and enumerators used are declared below from their documented
+// C ABI.
+//
+// Each rank is one thread with its device's primary context and one
+// stream (RankState); every function that has no status to return records
+// the rank's first error there.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SBP_RUNTIME_CUDA_CUDALIBRARIES_H
+#define SBP_RUNTIME_CUDA_CUDALIBRARIES_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cuda.h>
+#include <string>
+
+namespace sbp::cuda {
+
+#define SBP_STRINGIFY_IMPL(x) #x
+#define SBP_STRINGIFY(x) SBP_STRINGIFY_IMPL(x)
+
+/// (member, function of cuda.h); the symbol is the versioned name cuda.h
+/// maps the function to.
+#define SBP_DRIVER_FUNCTIONS(X)                                                \
+  X(init, cuInit)                                                              \
+  X(getErrorString, cuGetErrorString)                                          \
+  X(deviceGetCount, cuDeviceGetCount)                                          \
+  X(deviceGet, cuDeviceGet)                                                    \
+  X(deviceGetName, cuDeviceGetName)                                            \
+  X(primaryCtxRetain, cuDevicePrimaryCtxRetain)                                \
+  X(ctxSetCurrent, cuCtxSetCurrent)                                            \
+  X(ctxGetCurrent, cuCtxGetCurrent)                                            \
+  X(streamCreate, cuStreamCreate)                                              \
+  X(streamDestroy, cuStreamDestroy)                                            \
+  X(streamSynchronize, cuStreamSynchronize)                                    \
+  X(memAllocAsync, cuMemAllocAsync)                                            \
+  X(memFreeAsync, cuMemFreeAsync)                                              \
+  X(deviceGetDefaultMemPool, cuDeviceGetDefaultMemPool)                        \
+  X(memPoolSetAttribute, cuMemPoolSetAttribute)                                \
+  X(memcpyAsync, cuMemcpyAsync)                                                \
+  X(memcpy2DAsync, cuMemcpy2DAsync)                                            \
+  X(memsetD32Async, cuMemsetD32Async)                                          \
+  X(memsetD16Async, cuMemsetD16Async)                                          \
+  X(moduleLoadData, cuModuleLoadData)                                          \
+  X(moduleLoadDataEx, cuModuleLoadDataEx)                                      \
+  X(moduleUnload, cuModuleUnload)                                              \
+  X(moduleGetFunction, cuModuleGetFunction)                                    \
+  X(launchKernel, cuLaunchKernel)                                              \
+  X(eventCreate, cuEventCreate)                                                \
+  X(eventDestroy, cuEventDestroy)                                              \
+  X(eventRecord, cuEventRecord)                                                \
+  X(eventSynchronize, cuEventSynchronize)                                      \
+  X(streamWaitEvent, cuStreamWaitEvent)
+
+/// The driver's functions.
+struct Driver {
+#define SBP_DECLARE(member, function) decltype(&::function) member = nullptr;
+  SBP_DRIVER_FUNCTIONS(SBP_DECLARE)
+#undef SBP_DECLARE
+
+  /// "cuFoo: CUDA_ERROR_...: description".
+  std::string describe(const char *call, CUresult result) const;
+};
+
+/// The loaded, initialized driver, or null with `error` set (on every
+/// call after a failed first one too).
+const Driver *getDriver(std::string *error = nullptr);
+
+// cuBLAS (cublas_api.h, library_types.h).
+using cublasHandle_t = struct cublasContext *;
+enum { CUBLAS_OP_N = 0, CUBLAS_GEMM_DEFAULT = -1 };
+enum { CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16F = 2, CUDA_R_16BF = 14 };
+enum {
+  CUBLAS_COMPUTE_32F = 68,
+  CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
+  CUBLAS_COMPUTE_64F = 70,
+};
+
+struct Cublas {
+  int (*create)(cublasHandle_t *) = nullptr;
+  int (*destroy)(cublasHandle_t) = nullptr;
+  int (*setStream)(cublasHandle_t, CUstream) = nullptr;
+  int (*gemmStridedBatchedEx)(cublasHandle_t, int, int, int, int, int,
+                              const void *, const void *, int, int, long long,
+                              const void *, int, int, long long, const void *,
+                              void *, int, int, long long, int, int,
+                              int) = nullptr;
+  const char *(*getStatusString)(int) = nullptr;
+};
+
+/// cuBLAS, or null with `error` set.
+const Cublas *getCublas(std::string *error = nullptr);
+
+// NCCL (nccl.h).
+using ncclComm_t = struct ncclComm *;
+struct ncclUniqueId {
+  char internal[128];
+};
+enum {
+  ncclInt8 = 0,
+  ncclInt32 = 2,
+  ncclInt64 = 4,
+  ncclFloat32 = 7,
+  ncclFloat64 = 8,
+};
+enum { ncclSum = 0, ncclMax = 2, ncclMin = 3 };
+
+struct Nccl {
+  int (*getUniqueId)(ncclUniqueId *) = nullptr;
+  int (*commInitRank)(ncclComm_t *, int, ncclUniqueId, int) = nullptr;
+  int (*commDestroy)(ncclComm_t) = nullptr;
+  int (*allReduce)(const void *, void *, size_t, int, int, ncclComm_t,
+                   CUstream) = nullptr;
+  int (*allGather)(const void *, void *, size_t, int, ncclComm_t,
+                   CUstream) = nullptr;
+  int (*reduceScatter)(const void *, void *, size_t, int, int, ncclComm_t,
+                       CUstream) = nullptr;
+  int (*broadcast)(const void *, void *, size_t, int, int, ncclComm_t,
+                   CUstream) = nullptr;
+  int (*send)(const void *, size_t, int, int, ncclComm_t, CUstream) = nullptr;
+  int (*recv)(void *, size_t, int, int, ncclComm_t, CUstream) = nullptr;
+  int (*groupStart)() = nullptr;
+  int (*groupEnd)() = nullptr;
+  const char *(*getErrorString)(int) = nullptr;
+};
+
+/// NCCL, or null with `error` set.
+const Nccl *getNccl(std::string *error = nullptr);
+
+/// The rank that the calling thread runs.
+struct RankState {
+  int device = -1;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  /// The first error since the host last synchronized.
+  std::string error;
+
+  /// Records `message` unless an earlier error is pending; returns false.
+  bool fail(const std::string &message) {
+    if (error.empty())
+      error = message;
+    return false;
+  }
+  /// Whether `result` is CUDA_SUCCESS; records the failure of `call` if not.
+  bool check(const char *call, CUresult result);
+};
+
+/// This thread's rank; `device` is -1 before sbp_cuda_rank_begin.
+RankState &getRank();
+
+/// Copies a `rows` x `rowBytes` block between device buffers with row
+/// pitches `srcPitch` and `dstPitch` on the rank's stream.
+bool copy2D(void *dst, int64_t dstPitch, const void *src, int64_t srcPitch,
+            int64_t rowBytes, int64_t rows);
+
+} // namespace sbp::cuda
+
+#endif // SBP_RUNTIME_CUDA_CUDALIBRARIES_H

@@ -1,0 +1,433 @@
+//===- DeviceComm.cpp - Collectives on device buffers ---------------------===//
+//
+// Two communicators whose tensors live in the rank's device memory:
+//
+// - StagingComm runs a host communicator's collective on host copies: the
+//   threads backend's virtual mesh (every rank on one GPU, or ranks spread
+//   over the GPUs of one machine) and MPI between processes;
+// - NcclComm calls NCCL on the rank's stream, one NCCL communicator per
+//   group of mesh axes, created on first use with a ncclUniqueId that group
+//   rank 0 makes and broadcasts over the host communicator. Every rank of a
+//   group reaches its collectives in the same order, so creating the
+//   communicator inside the first one cannot deadlock.
+//
+// NCCL concatenates along the flat buffer; gathers, scatters and
+// all-to-alls along another dimension move their pieces with 2-d copies
+// (cuMemcpy2DAsync) around grouped sends and receives, which also serve
+// the uneven pieces of balanced splits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../Comm.h"
+#include "../Tensors.h"
+#include "CudaLibraries.h"
+#include "sbp/Runtime/sbp_cuda.h"
+#include <map>
+#include <memory>
+
+using namespace sbp::cuda;
+using sbp::runtime::numElements;
+using sbp::runtime::pieceOffset;
+using sbp::runtime::pieceSize;
+
+namespace {
+
+/// Copies the rank and mesh of `host` into `comm`.
+void copyIdentity(sbp_comm &comm, const sbp_comm &host) {
+  comm.rank = host.rank;
+  comm.meshShape = host.meshShape;
+  comm.coords = host.coords;
+}
+
+int64_t getBytes(const sbp_tensor *t) {
+  return t ? numElements(*t) * sbp_dtype_size(t->dtype) : 0;
+}
+
+/// A host copy of a device tensor.
+struct HostTensor {
+  std::vector<char> data;
+  sbp_tensor tensor;
+
+  explicit HostTensor(const sbp_tensor *device) : tensor(*device) {
+    data.resize(getBytes(device));
+    tensor.data = data.data();
+  }
+};
+
+class StagingComm : public sbp_comm {
+public:
+  explicit StagingComm(sbp_comm *host) : host(host) {
+    copyIdentity(*this, *host);
+  }
+
+  int allReduce(const int64_t *axes, int64_t n, const sbp_tensor *in,
+                sbp_tensor *out, sbp_reduction kind) override {
+    return stage(in, out, [&](const sbp_tensor *i, sbp_tensor *o) {
+      return host->allReduce(axes, n, i, o, kind);
+    });
+  }
+  int allGather(const int64_t *axes, int64_t n, const sbp_tensor *in,
+                sbp_tensor *out, int64_t dim) override {
+    return stage(in, out, [&](const sbp_tensor *i, sbp_tensor *o) {
+      return host->allGather(axes, n, i, o, dim);
+    });
+  }
+  int reduceScatter(const int64_t *axes, int64_t n, const sbp_tensor *in,
+                    sbp_tensor *out, int64_t dim, sbp_reduction kind) override {
+    return stage(in, out, [&](const sbp_tensor *i, sbp_tensor *o) {
+      return host->reduceScatter(axes, n, i, o, dim, kind);
+    });
+  }
+  int allToAll(const int64_t *axes, int64_t n, const sbp_tensor *in,
+               sbp_tensor *out, int64_t split, int64_t concat) override {
+    return stage(in, out, [&](const sbp_tensor *i, sbp_tensor *o) {
+      return host->allToAll(axes, n, i, o, split, concat);
+    });
+  }
+  int broadcast(const int64_t *axes, int64_t n, const sbp_tensor *in,
+                sbp_tensor *out, int64_t root) override {
+    return stage(in, out, [&](const sbp_tensor *i, sbp_tensor *o) {
+      return host->broadcast(axes, n, i, o, root);
+    });
+  }
+  int send(const int64_t *axes, int64_t n, const sbp_tensor *in,
+           int64_t peer) override {
+    return stage(in, nullptr, [&](const sbp_tensor *i, sbp_tensor *) {
+      return host->send(axes, n, i, peer);
+    });
+  }
+  int recv(const int64_t *axes, int64_t n, sbp_tensor *out,
+           int64_t peer) override {
+    return stage(nullptr, out, [&](const sbp_tensor *, sbp_tensor *o) {
+      return host->recv(axes, n, o, peer);
+    });
+  }
+  void abort(const std::string &reason) override { host->abort(reason); }
+
+private:
+  /// Downloads `in`, runs `collective` on host tensors, uploads `out`.
+  template <typename Fn>
+  int stage(const sbp_tensor *in, sbp_tensor *out, Fn collective) {
+    std::unique_ptr<HostTensor> hostIn, hostOut;
+    if (in) {
+      hostIn = std::make_unique<HostTensor>(in);
+      if (sbp_cuda_download(hostIn->data.data(), in->data, getBytes(in)))
+        return fail();
+    }
+    if (out)
+      hostOut = std::make_unique<HostTensor>(out);
+    int status = collective(hostIn ? &hostIn->tensor : nullptr,
+                            hostOut ? &hostOut->tensor : nullptr);
+    if (status != SBP_OK || !out)
+      return status;
+    return sbp_cuda_upload(out->data, hostOut->data.data(), getBytes(out))
+               ? fail()
+               : SBP_OK;
+  }
+
+  /// Stops the world with the rank's CUDA error.
+  int fail() {
+    host->abort(getRank().error);
+    return SBP_ERR_ABORTED;
+  }
+
+  sbp_comm *host;
+};
+
+int getNcclType(sbp_dtype dtype) {
+  switch (dtype) {
+  case SBP_F64:
+    return ncclFloat64;
+  case SBP_I32:
+    return ncclInt32;
+  case SBP_I64:
+    return ncclInt64;
+  case SBP_I8:
+    return ncclInt8;
+  default:
+    return ncclFloat32;
+  }
+}
+
+int getNcclOp(sbp_reduction kind) {
+  return kind == SBP_MAX ? ncclMax : kind == SBP_MIN ? ncclMin : ncclSum;
+}
+
+/// A tensor seen as [outer, size(dim), inner] with its element size.
+struct Split3 {
+  int64_t outer = 1, extent = 1, inner = 1, bytes = 1;
+
+  Split3(const sbp_tensor &t, int64_t dim) : bytes(sbp_dtype_size(t.dtype)) {
+    for (int64_t d = 0; d < t.rank; ++d)
+      (d < dim ? outer : d == dim ? extent : inner) *= t.shape[d];
+  }
+};
+
+/// A device buffer of the rank's stream, freed (stream-ordered) at scope
+/// exit.
+struct Scratch {
+  void *data;
+  explicit Scratch(int64_t bytes) : data(sbp_cuda_alloc(bytes)) {}
+  ~Scratch() { sbp_cuda_free(data); }
+  char *at(int64_t offset) const { return static_cast<char *>(data) + offset; }
+};
+
+class NcclComm : public sbp_comm {
+public:
+  NcclComm(sbp_comm *host, const Nccl *nccl) : host(host), nccl(nccl) {
+    copyIdentity(*this, *host);
+  }
+  ~NcclComm() override {
+    for (auto &entry : groups)
+      nccl->commDestroy(entry.second.comm);
+  }
+
+  int allReduce(const int64_t *axes, int64_t n, const sbp_tensor *in,
+                sbp_tensor *out, sbp_reduction kind) override {
+    Group *group = getGroup(axes, n);
+    return group && check("ncclAllReduce",
+                          nccl->allReduce(in->data, out->data, numElements(*in),
+                                          getNcclType(in->dtype),
+                                          getNcclOp(kind), group->comm,
+                                          getRank().stream))
+               ? SBP_OK
+               : SBP_ERR_ABORTED;
+  }
+
+  int allGather(const int64_t *axes, int64_t n, const sbp_tensor *in,
+                sbp_tensor *out, int64_t dim) override {
+    Group *group = getGroup(axes, n);
+    if (!group)
+      return SBP_ERR_ABORTED;
+    Split3 whole(*out, dim);
+    int64_t p = group->size, type = getNcclType(in->dtype);
+    if (whole.outer == 1 && whole.extent % p == 0)
+      return check("ncclAllGather",
+                   nccl->allGather(in->data, out->data, numElements(*in), type,
+                                   group->comm, getRank().stream))
+                 ? SBP_OK
+                 : SBP_ERR_ABORTED;
+    // Uneven pieces or a gather inside rows: pieces arrive one after the
+    // other, then move into place.
+    Scratch packed(getBytes(out));
+    nccl->groupStart();
+    for (int64_t q = 0; q < p; ++q) {
+      int64_t piece = pieceSize(whole.extent, p, q);
+      nccl->send(in->data, numElements(*in), type, q, group->comm,
+                 getRank().stream);
+      nccl->recv(packed.at(whole.outer * pieceOffset(whole.extent, p, q) *
+                           whole.inner * whole.bytes),
+                 whole.outer * piece * whole.inner, type, q, group->comm,
+                 getRank().stream);
+    }
+    if (!check("ncclGroupEnd (all_gather)", nccl->groupEnd()))
+      return SBP_ERR_ABORTED;
+    for (int64_t q = 0; q < p; ++q) {
+      int64_t start = pieceOffset(whole.extent, p, q);
+      int64_t row = pieceSize(whole.extent, p, q) * whole.inner * whole.bytes;
+      if (!copy2D(static_cast<char *>(out->data) +
+                      start * whole.inner * whole.bytes,
+                  whole.extent * whole.inner * whole.bytes,
+                  packed.at(whole.outer * start * whole.inner * whole.bytes),
+                  row, row, whole.outer))
+        return fail();
+    }
+    return SBP_OK;
+  }
+
+  int reduceScatter(const int64_t *axes, int64_t n, const sbp_tensor *in,
+                    sbp_tensor *out, int64_t dim, sbp_reduction kind) override {
+    Group *group = getGroup(axes, n);
+    if (!group)
+      return SBP_ERR_ABORTED;
+    Split3 whole(*in, dim);
+    int64_t p = group->size, type = getNcclType(in->dtype);
+    // Each piece contiguous, in group order.
+    std::unique_ptr<Scratch> packed;
+    const void *source = in->data;
+    if (whole.outer != 1) {
+      packed = std::make_unique<Scratch>(getBytes(in));
+      if (!pack(*in, whole, p, *packed))
+        return fail();
+      source = packed->data;
+    }
+    if (whole.extent % p == 0)
+      return check("ncclReduceScatter",
+                   nccl->reduceScatter(source, out->data, numElements(*out),
+                                       type, getNcclOp(kind), group->comm,
+                                       getRank().stream))
+                 ? SBP_OK
+                 : SBP_ERR_ABORTED;
+    Scratch reduced(getBytes(in));
+    if (!check("ncclAllReduce (reduce_scatter)",
+               nccl->allReduce(source, reduced.data, numElements(*in), type,
+                               getNcclOp(kind), group->comm, getRank().stream)))
+      return SBP_ERR_ABORTED;
+    int64_t start = pieceOffset(whole.extent, p, group->index);
+    return copy2D(out->data, getBytes(out),
+                  reduced.at(whole.outer * start * whole.inner * whole.bytes),
+                  getBytes(out), getBytes(out), 1)
+               ? SBP_OK
+               : fail();
+  }
+
+  int allToAll(const int64_t *axes, int64_t n, const sbp_tensor *in,
+               sbp_tensor *out, int64_t split, int64_t concat) override {
+    Group *group = getGroup(axes, n);
+    if (!group)
+      return SBP_ERR_ABORTED;
+    Split3 source(*in, split), target(*out, concat);
+    int64_t p = group->size, type = getNcclType(in->dtype);
+    Scratch packedIn(getBytes(in)), packedOut(getBytes(out));
+    if (!pack(*in, source, p, packedIn))
+      return fail();
+    nccl->groupStart();
+    for (int64_t q = 0; q < p; ++q) {
+      nccl->send(packedIn.at(source.outer * pieceOffset(source.extent, p, q) *
+                             source.inner * source.bytes),
+                 source.outer * pieceSize(source.extent, p, q) * source.inner,
+                 type, q, group->comm, getRank().stream);
+      nccl->recv(packedOut.at(target.outer * pieceOffset(target.extent, p, q) *
+                              target.inner * target.bytes),
+                 target.outer * pieceSize(target.extent, p, q) * target.inner,
+                 type, q, group->comm, getRank().stream);
+    }
+    if (!check("ncclGroupEnd (all_to_all)", nccl->groupEnd()))
+      return SBP_ERR_ABORTED;
+    for (int64_t q = 0; q < p; ++q) {
+      int64_t start = pieceOffset(target.extent, p, q);
+      int64_t row =
+          pieceSize(target.extent, p, q) * target.inner * target.bytes;
+      if (!copy2D(
+              static_cast<char *>(out->data) +
+                  start * target.inner * target.bytes,
+              target.extent * target.inner * target.bytes,
+              packedOut.at(target.outer * start * target.inner * target.bytes),
+              row, row, target.outer))
+        return fail();
+    }
+    return SBP_OK;
+  }
+
+  int broadcast(const int64_t *axes, int64_t n, const sbp_tensor *in,
+                sbp_tensor *out, int64_t root) override {
+    Group *group = getGroup(axes, n);
+    return group && check("ncclBroadcast",
+                          nccl->broadcast(in->data, out->data, numElements(*in),
+                                          getNcclType(in->dtype), root,
+                                          group->comm, getRank().stream))
+               ? SBP_OK
+               : SBP_ERR_ABORTED;
+  }
+
+  int send(const int64_t *axes, int64_t n, const sbp_tensor *in,
+           int64_t peer) override {
+    Group *group = getGroup(axes, n);
+    return group && check("ncclSend", nccl->send(in->data, numElements(*in),
+                                                 getNcclType(in->dtype), peer,
+                                                 group->comm, getRank().stream))
+               ? SBP_OK
+               : SBP_ERR_ABORTED;
+  }
+
+  int recv(const int64_t *axes, int64_t n, sbp_tensor *out,
+           int64_t peer) override {
+    Group *group = getGroup(axes, n);
+    return group && check("ncclRecv", nccl->recv(out->data, numElements(*out),
+                                                 getNcclType(out->dtype), peer,
+                                                 group->comm, getRank().stream))
+               ? SBP_OK
+               : SBP_ERR_ABORTED;
+  }
+
+  void abort(const std::string &reason) override { host->abort(reason); }
+
+private:
+  struct Group {
+    ncclComm_t comm = nullptr;
+    int64_t size = 1, index = 0;
+  };
+
+  /// The NCCL communicator of the group over `axes`, created on first use.
+  Group *getGroup(const int64_t *axes, int64_t n) {
+    std::vector<int64_t> key(axes, axes + n);
+    auto found = groups.find(key);
+    if (found != groups.end())
+      return &found->second;
+    Group group;
+    for (int64_t i = 0; i < n; ++i) {
+      group.size *= meshShape[axes[i]];
+      group.index = group.index * meshShape[axes[i]] + coords[axes[i]];
+    }
+    ncclUniqueId id = {};
+    if (group.index == 0 && !check("ncclGetUniqueId", nccl->getUniqueId(&id)))
+      return nullptr;
+    int64_t idBytes = sizeof(id);
+    ncclUniqueId received = {};
+    sbp_tensor in{&id, 1, &idBytes, SBP_I8},
+        out{&received, 1, &idBytes, SBP_I8};
+    if (host->broadcast(axes, n, &in, &out, 0) != SBP_OK)
+      return nullptr;
+    if (!check("ncclCommInitRank", nccl->commInitRank(&group.comm, group.size,
+                                                      received, group.index)))
+      return nullptr;
+    return &(groups[key] = group);
+  }
+
+  /// Lays the balanced pieces of `t` along its split dimension out one
+  /// after the other in `packed`.
+  bool pack(const sbp_tensor &t, const Split3 &whole, int64_t p,
+            const Scratch &packed) {
+    for (int64_t q = 0; q < p; ++q) {
+      int64_t start = pieceOffset(whole.extent, p, q);
+      int64_t row = pieceSize(whole.extent, p, q) * whole.inner * whole.bytes;
+      if (!copy2D(packed.at(whole.outer * start * whole.inner * whole.bytes),
+                  row,
+                  static_cast<const char *>(t.data) +
+                      start * whole.inner * whole.bytes,
+                  whole.extent * whole.inner * whole.bytes, row, whole.outer))
+        return false;
+    }
+    return true;
+  }
+
+  bool check(const char *call, int result) {
+    if (result == 0)
+      return true;
+    getRank().fail(std::string(call) + ": " + nccl->getErrorString(result));
+    host->abort(getRank().error);
+    return false;
+  }
+
+  int fail() {
+    host->abort(getRank().error);
+    return SBP_ERR_ABORTED;
+  }
+
+  sbp_comm *host;
+  const Nccl *nccl;
+  std::map<std::vector<int64_t>, Group> groups;
+};
+
+} // namespace
+
+extern "C" {
+
+sbp_comm *sbp_cuda_staging_comm_create(sbp_comm *host) {
+  return new StagingComm(host);
+}
+
+sbp_comm *sbp_nccl_comm_create(sbp_comm *host, const char **error) {
+  static std::string failure;
+  const Nccl *nccl = getNccl(&failure);
+  if (!nccl) {
+    if (error)
+      *error = failure.c_str();
+    return nullptr;
+  }
+  return new NcclComm(host, nccl);
+}
+
+void sbp_cuda_comm_destroy(sbp_comm *comm) { delete comm; }
+
+} // extern "C"

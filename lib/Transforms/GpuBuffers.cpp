@@ -1,0 +1,165 @@
+//===- GpuBuffers.cpp - Every buffer in device memory ---------------------===//
+//
+// Allocation and deallocation use the asynchronous forms of the gpu ops,
+// each with its own `gpu.wait async` token and a `gpu.wait` after it:
+// `gpu-to-llvm` lowers only those, and sbp's runtime turns the stream they
+// create and wait for into the rank's own stream, so they cost nothing and
+// stay in program order with the kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "sbp/Transforms/Passes.h"
+
+namespace mlir {
+namespace sbp {
+#define GEN_PASS_DEF_SBPGPUBUFFERSPASS
+#include "sbp/Transforms/Passes.h.inc"
+} // namespace sbp
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// A device buffer of `type` with dynamic sizes `sizes`.
+Value allocate(OpBuilder &builder, Location loc, MemRefType type,
+               ValueRange sizes) {
+  auto token =
+      gpu::WaitOp::create(builder, loc, builder.getType<gpu::AsyncTokenType>(),
+                          ValueRange())
+          .getAsyncToken();
+  auto alloc = gpu::AllocOp::create(
+      builder, loc, type, builder.getType<gpu::AsyncTokenType>(),
+      ValueRange{token}, sizes, ValueRange(), /*hostShared=*/false);
+  gpu::WaitOp::create(builder, loc, Type(), ValueRange{alloc.getAsyncToken()});
+  return alloc.getMemref();
+}
+
+/// Frees device buffer `buffer` (any view of it: its base is freed).
+void free(OpBuilder &builder, Location loc, Value buffer) {
+  auto base = memref::ExtractStridedMetadataOp::create(builder, loc, buffer)
+                  .getBaseBuffer();
+  auto token =
+      gpu::WaitOp::create(builder, loc, builder.getType<gpu::AsyncTokenType>(),
+                          ValueRange())
+          .getAsyncToken();
+  auto dealloc = gpu::DeallocOp::create(builder, loc,
+                                        builder.getType<gpu::AsyncTokenType>(),
+                                        ValueRange{token}, base);
+  gpu::WaitOp::create(builder, loc, Type(),
+                      ValueRange{dealloc.getAsyncToken()});
+}
+
+/// The base address of `buffer`, as a host integer.
+Value getBaseAddress(OpBuilder &builder, Location loc, Value buffer) {
+  auto base = memref::ExtractStridedMetadataOp::create(builder, loc, buffer)
+                  .getBaseBuffer();
+  return memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, base);
+}
+
+/// Lowers `bufferization.dealloc` (see its semantics upstream): buffer i
+/// is freed when its condition holds, it is none of the retained buffers
+/// and no earlier buffer of the list with the same base was freed; a
+/// retained buffer is owned when a buffer with its base had a true
+/// condition.
+void lowerDealloc(bufferization::DeallocOp dealloc) {
+  OpBuilder builder(dealloc);
+  Location loc = dealloc.getLoc();
+  SmallVector<Value> retained;
+  for (Value value : dealloc.getRetained())
+    retained.push_back(getBaseAddress(builder, loc, value));
+  Value falseValue = arith::ConstantIntOp::create(builder, loc, 0, 1);
+  SmallVector<Value> owned(retained.size(), falseValue);
+  SmallVector<Value> addresses, freed;
+  for (auto [buffer, condition] :
+       llvm::zip(dealloc.getMemrefs(), dealloc.getConditions())) {
+    Value address = getBaseAddress(builder, loc, buffer);
+    Value doFree = condition;
+    for (auto [i, other] : llvm::enumerate(retained)) {
+      Value same = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                         address, other);
+      owned[i] = arith::OrIOp::create(
+          builder, loc, owned[i],
+          arith::AndIOp::create(builder, loc, same, condition));
+      Value differs = arith::XOrIOp::create(
+          builder, loc, same, arith::ConstantIntOp::create(builder, loc, 1, 1));
+      doFree = arith::AndIOp::create(builder, loc, doFree, differs);
+    }
+    for (auto [earlier, wasFreed] : llvm::zip(addresses, freed)) {
+      Value same = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                         address, earlier);
+      Value again = arith::AndIOp::create(builder, loc, same, wasFreed);
+      doFree = arith::AndIOp::create(
+          builder, loc, doFree,
+          arith::XOrIOp::create(
+              builder, loc, again,
+              arith::ConstantIntOp::create(builder, loc, 1, 1)));
+    }
+    auto ifOp = scf::IfOp::create(builder, loc, doFree);
+    OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+    free(thenBuilder, loc, buffer);
+    addresses.push_back(address);
+    freed.push_back(doFree);
+  }
+  dealloc.replaceAllUsesWith(owned);
+  dealloc.erase();
+}
+
+struct SbpGpuBuffersPass
+    : public sbp::impl::SbpGpuBuffersPassBase<SbpGpuBuffersPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    WalkResult walk = getOperation().walk([&](Operation *op) {
+      if (isa<memref::AllocaOp>(op))
+        return op->emitOpError() << "allocates on the host stack; the GPU "
+                                    "lowering keeps buffers in device memory",
+               WalkResult::interrupt();
+      if (isa<memref::AllocOp, memref::DeallocOp, bufferization::CloneOp,
+              bufferization::DeallocOp>(op))
+        ops.push_back(op);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    for (Operation *op : ops) {
+      OpBuilder builder(op);
+      Location loc = op->getLoc();
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        alloc.replaceAllUsesWith(
+            allocate(builder, loc, alloc.getType(), alloc.getDynamicSizes()));
+      } else if (auto clone = dyn_cast<bufferization::CloneOp>(op)) {
+        auto type = cast<MemRefType>(clone.getType());
+        auto dense = MemRefType::get(type.getShape(), type.getElementType());
+        if (!memref::CastOp::areCastCompatible(dense, type)) {
+          clone.emitOpError() << "clones into layout " << type.getLayout()
+                              << ", which a fresh dense buffer cannot take";
+          return signalPassFailure();
+        }
+        SmallVector<Value> sizes;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            sizes.push_back(
+                memref::DimOp::create(builder, loc, clone.getInput(), d));
+        // A clone of a strided view is a fresh dense buffer seen through
+        // the clone's type.
+        Value copy = allocate(builder, loc, dense, sizes);
+        memref::CopyOp::create(builder, loc, clone.getInput(), copy);
+        if (dense != type)
+          copy = memref::CastOp::create(builder, loc, type, copy);
+        clone.replaceAllUsesWith(copy);
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        free(builder, loc, dealloc.getMemref());
+      } else {
+        lowerDealloc(cast<bufferization::DeallocOp>(op));
+        continue;
+      }
+      op->erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,63 @@
+// RUN: sbp-opt %s -split-input-file --sbp-gpu-buffers | FileCheck %s
+
+// CHECK-LABEL: func.func @alloc_and_free
+// CHECK:       %[[T0:.*]] = gpu.wait async
+// CHECK:       %[[A:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] (%{{.*}}) : memref<?x4xf32>
+// CHECK:       gpu.wait [%[[T1]]]
+// CHECK:       %[[BASE:.*]], %{{.*}}, %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %[[A]]
+// CHECK:       %[[T2:.*]] = gpu.wait async
+// CHECK:       %[[T3:.*]] = gpu.dealloc async [%[[T2]]] %[[BASE]] : memref<f32>
+// CHECK:       gpu.wait [%[[T3]]]
+// CHECK-NOT:   memref.alloc
+// CHECK-NOT:   memref.dealloc
+
+func.func @alloc_and_free(%n: index) {
+  %a = memref.alloc(%n) : memref<?x4xf32>
+  memref.dealloc %a : memref<?x4xf32>
+  return
+}
+
+// -----
+
+// A clone of a view is a dense device buffer filled by a copy.
+// CHECK-LABEL: func.func @clone_strided
+// CHECK:       %[[NEW:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<4x4xf32>
+// CHECK:       memref.copy %arg0, %[[NEW]]
+// CHECK:       %[[CAST:.*]] = memref.cast %[[NEW]] : memref<4x4xf32> to memref<4x4xf32, strided<[?, 1], offset: ?>>
+// CHECK:       return %[[CAST]]
+
+func.func @clone_strided(%src: memref<4x4xf32, strided<[?, 1], offset: ?>>) -> memref<4x4xf32, strided<[?, 1], offset: ?>> {
+  %c = bufferization.clone %src : memref<4x4xf32, strided<[?, 1], offset: ?>> to memref<4x4xf32, strided<[?, 1], offset: ?>>
+  return %c : memref<4x4xf32, strided<[?, 1], offset: ?>>
+}
+
+// -----
+
+// Each buffer is freed unless it is the retained one or was freed before;
+// the retained buffer is owned when a buffer with its address was.
+// CHECK-LABEL: func.func @dealloc_retained
+// CHECK-SAME:  (%[[A:.*]]: memref<4xf32>, %[[B:.*]]: memref<4xf32>, %[[CA:.*]]: i1, %[[CB:.*]]: i1, %[[R:.*]]: memref<4xf32>)
+// CHECK:       %[[RP:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK:       %[[AP:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK:       %[[AR:.*]] = arith.cmpi eq, %[[AP]], %[[RP]]
+// CHECK:       %[[AOWN:.*]] = arith.andi %[[AR]], %[[CA]]
+// CHECK:       %[[OWN1:.*]] = arith.ori %false, %[[AOWN]]
+// CHECK:       %[[ANOT:.*]] = arith.xori %[[AR]], %true
+// CHECK:       %[[AFREE:.*]] = arith.andi %[[CA]], %[[ANOT]]
+// CHECK:       scf.if %[[AFREE]] {
+// CHECK:         gpu.dealloc
+// CHECK:       }
+// CHECK:       %[[BP:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK:       %[[BR:.*]] = arith.cmpi eq, %[[BP]], %[[RP]]
+// CHECK:       %[[BOWN:.*]] = arith.andi %[[BR]], %[[CB]]
+// CHECK:       %[[OWN:.*]] = arith.ori %[[OWN1]], %[[BOWN]]
+// CHECK:       %[[BA:.*]] = arith.cmpi eq, %[[BP]], %[[AP]]
+// CHECK:       arith.andi %[[BA]], %[[AFREE]]
+// CHECK:       scf.if
+// CHECK:         gpu.dealloc
+// CHECK:       return %[[OWN]] : i1
+
+func.func @dealloc_retained(%a: memref<4xf32>, %b: memref<4xf32>, %ca: i1, %cb: i1, %r: memref<4xf32>) -> i1 {
+  %own = bufferization.dealloc (%a, %b : memref<4xf32>, memref<4xf32>) if (%ca, %cb) retain (%r : memref<4xf32>)
+  return %own : i1
+}
