@@ -33,6 +33,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #ifdef SBP_HAVE_CUDA
@@ -78,6 +79,11 @@ cl::opt<bool> emulateGpuFlag(
     cl::Hidden, cl::cat(category));
 cl::opt<std::string> commFlag("comm", cl::desc("threads, mpi or nccl"),
                               cl::init("threads"), cl::cat(category));
+cl::opt<int64_t> nprocFlag(
+    "nproc",
+    cl::desc("Start N processes of this command, one per rank, through MPI's "
+             "launcher (for --comm mpi or nccl; the same as mpirun -np N)"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string>
     entryFlag("entry",
               cl::desc("Entry function (default: the only public function)"),
@@ -694,6 +700,47 @@ int Runner::run() {
 
 } // namespace
 
+/// Runs this command again as `nproc` processes under MPI's launcher,
+/// without --nproc; returns the launcher's exit code.
+static int launchProcesses(int argc, char **argv) {
+  auto usage = [](const std::string &message) {
+    llvm::errs() << "sbp-run: " << message << "\n";
+    return 2;
+  };
+  if (nprocFlag < 1)
+    return usage("--nproc must be positive");
+  if (commFlag != "mpi" && commFlag != "nccl")
+    return usage("--nproc starts one process per rank: it needs --comm mpi "
+                 "or --comm nccl");
+  if (std::getenv("PMI_RANK") || std::getenv("OMPI_COMM_WORLD_SIZE"))
+    return usage("--nproc: already running under mpirun");
+  std::string launcher = SBP_MPIEXEC;
+  if (launcher.empty())
+    return usage("--nproc needs MPI's launcher (mpiexec), which this sbp-run "
+                 "was built without; start the processes with mpirun");
+  static int anchor;
+  std::string self = llvm::sys::fs::getMainExecutable(argv[0], &anchor);
+  std::vector<std::string> args = {launcher, "-np",
+                                   std::to_string(nprocFlag), self};
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (arg == "--nproc" || arg == "-nproc") {
+      ++i;
+      continue;
+    }
+    if (arg.starts_with("--nproc=") || arg.starts_with("-nproc="))
+      continue;
+    args.push_back(arg.str());
+  }
+  std::vector<llvm::StringRef> refs(args.begin(), args.end());
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(launcher, refs, std::nullopt, {}, 0,
+                                         0, &error);
+  if (status < 0)
+    return usage("--nproc: cannot run " + launcher + ": " + error);
+  return status;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
@@ -705,6 +752,8 @@ int main(int argc, char **argv) {
           "compare it with one rank\n",
           &llvm::errs()))
     return 2;
+  if (nprocFlag)
+    return launchProcesses(argc, argv);
   Runner runner;
   return runner.run();
 }
