@@ -44,8 +44,11 @@ bool isFlat(linalg::LinalgOp op) {
 /// Emits the kernel of one op.
 class KernelEmitter {
 public:
-  KernelEmitter(linalg::LinalgOp op, int64_t blockSize)
-      : op(op), blockSize(blockSize), builder(op), loc(op.getLoc()) {}
+  /// `filled` maps outputs of `op` that a fill just before it set to a
+  /// constant: their elements start from that value instead of a load.
+  KernelEmitter(linalg::LinalgOp op, int64_t blockSize, IRMapping filled)
+      : op(op), blockSize(blockSize), builder(op), loc(op.getLoc()),
+        filled(std::move(filled)) {}
 
   void emit();
 
@@ -71,6 +74,7 @@ private:
   SmallVector<int64_t> staticExtents;
   /// Flat views of the buffers when the op is addressed flat.
   IRMapping flatBuffers;
+  IRMapping filled;
 };
 
 Value KernelEmitter::getExtent(OpBuilder &b, int64_t d) {
@@ -153,12 +157,18 @@ void KernelEmitter::emitThread(OpBuilder &b, Value linear) {
     }
   }
 
-  // Outputs that the payload reads start from their stored values.
+  // Outputs that the payload reads start from their stored values, or
+  // from the value a fill would have stored.
   SmallVector<Value> outputs;
   for (OpOperand &init : op.getDpsInitsMutable()) {
     bool read =
         reduction.size() || !op.getMatchingBlockArgument(&init).use_empty();
-    outputs.push_back(read ? load(b, init, ivs) : Value());
+    if (!read)
+      outputs.push_back(Value());
+    else if (Value value = filled.lookupOrNull(init.get()))
+      outputs.push_back(value);
+    else
+      outputs.push_back(load(b, init, ivs));
   }
   if (reduction.empty()) {
     outputs = emitPayload(b, ivs, outputs);
@@ -245,6 +255,39 @@ void KernelEmitter::emit() {
   gpu::TerminatorOp::create(kb, loc);
 }
 
+/// Outputs of `op` that a `linalg.fill` just before it (nothing but pure
+/// ops between them) fills with a scalar, mapped to that scalar; those
+/// fills are erased and nulled in `ops`. The op writes every element of
+/// its outputs, so starting from the scalar is the same as reading the
+/// filled buffer, with one kernel fewer.
+IRMapping takeFills(linalg::LinalgOp op,
+                    MutableArrayRef<linalg::LinalgOp> ops) {
+  IRMapping filled;
+  SmallVector<linalg::FillOp> fills;
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (!fill) {
+      if (isMemoryEffectFree(prev))
+        continue;
+      break;
+    }
+    Value buffer = fill.getDpsInits()[0];
+    if (!llvm::is_contained(op.getDpsInits(), buffer) ||
+        llvm::is_contained(op.getDpsInputs(), buffer) ||
+        filled.contains(buffer))
+      break;
+    filled.map(buffer, fill.getDpsInputs()[0]);
+    fills.push_back(fill);
+  }
+  for (linalg::FillOp fill : fills) {
+    for (linalg::LinalgOp &other : ops)
+      if (other && other.getOperation() == fill.getOperation())
+        other = nullptr;
+    fill->erase();
+  }
+  return filled;
+}
+
 struct SbpLinalgToGpuPass
     : public sbp::impl::SbpLinalgToGpuPassBase<SbpLinalgToGpuPass> {
   using Base::Base;
@@ -268,8 +311,16 @@ struct SbpLinalgToGpuPass
       if (op.hasPureBufferSemantics() && !op->getParentOfType<gpu::LaunchOp>())
         ops.push_back(op);
     });
+    // Fills are taken before any op becomes a launch, while they still sit
+    // next to their consumers.
+    DenseMap<Operation *, IRMapping> fillsOf;
+    for (linalg::LinalgOp &op : ops)
+      if (op)
+        fillsOf[op] = takeFills(op, ops);
     for (linalg::LinalgOp op : ops) {
-      KernelEmitter(op, blockSize).emit();
+      if (!op)
+        continue;
+      KernelEmitter(op, blockSize, fillsOf[op]).emit();
       op->erase();
     }
 

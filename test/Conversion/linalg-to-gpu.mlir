@@ -133,3 +133,41 @@ func.func @iota(%out: memref<3x5xi64>) {
   }
   return
 }
+
+// -----
+
+// A fill right before the op that accumulates into the filled buffer is
+// the accumulators' start value: one kernel, no fill.
+// CHECK-LABEL: func.func @filled_max
+// CHECK-NOT:   linalg.fill
+// CHECK:       gpu.launch
+// CHECK:         %[[MAX:.*]] = scf.for %{{.*}} = %c0 to %c100 step %c1 iter_args(%{{.*}} = %cst)
+// CHECK:         memref.store %[[MAX]], %arg1
+// CHECK-NOT:   gpu.launch
+func.func @filled_max(%a: memref<8x100xf32>, %out: memref<8xf32>) {
+  %lowest = arith.constant -3.40282347e+38 : f32
+  linalg.fill ins(%lowest : f32) outs(%out : memref<8xf32>)
+  linalg.reduce ins(%a : memref<8x100xf32>) outs(%out : memref<8xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %m = arith.maximumf %x, %acc : f32
+      linalg.yield %m : f32
+    }
+  return
+}
+
+// -----
+
+// A fill whose buffer the op also reads stays a kernel of its own.
+// CHECK-LABEL: func.func @fill_read_as_input
+// CHECK-COUNT-2: gpu.launch
+func.func @fill_read_as_input(%out: memref<8xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%out : memref<8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%out : memref<8xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %d = arith.addf %x, %x : f32
+    linalg.yield %d : f32
+  }
+  return
+}

@@ -720,8 +720,8 @@ static int launchProcesses(int argc, char **argv) {
                  "was built without; start the processes with mpirun");
   static int anchor;
   std::string self = llvm::sys::fs::getMainExecutable(argv[0], &anchor);
-  std::vector<std::string> args = {launcher, "-np",
-                                   std::to_string(nprocFlag), self};
+  std::vector<std::string> args = {launcher, "-np", std::to_string(nprocFlag),
+                                   self};
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg = argv[i];
     if (arg == "--nproc" || arg == "-nproc") {
@@ -734,8 +734,8 @@ static int launchProcesses(int argc, char **argv) {
   }
   std::vector<llvm::StringRef> refs(args.begin(), args.end());
   std::string error;
-  int status = llvm::sys::ExecuteAndWait(launcher, refs, std::nullopt, {}, 0,
-                                         0, &error);
+  int status =
+      llvm::sys::ExecuteAndWait(launcher, refs, std::nullopt, {}, 0, 0, &error);
   if (status < 0)
     return usage("--nproc: cannot run " + launcher + ": " + error);
   return status;

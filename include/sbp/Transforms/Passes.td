@@ -321,6 +321,11 @@ def SbpLinalgToGpuPass : Pass<"sbp-linalg-to-gpu", "ModuleOp"> {
     element-wise chain is therefore one kernel that reads each input and
     writes each output once.
 
+    A `linalg.fill` right before an op that writes the filled buffer as an
+    output (and does not read it as an input), with nothing but pure ops
+    between them, is folded into that op: its accumulators start from the
+    fill's value, one kernel fewer (the initial values of reductions).
+
     The launch is skipped when the op has no points. Loop extents are
     computed on the host from buffer sizes; no device memory is read there.
 
