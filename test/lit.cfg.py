@@ -30,7 +30,8 @@ config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=0"
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.sbp_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["sbp-opt", "sbp-run", "mlir-runner"], tool_dirs)
+llvm_config.add_tool_substitutions(["sbp-opt", "sbp-run", "sbp-exec", "mlir-runner"],
+                                   tool_dirs)
 
 # MLIR's runtime libraries for programs run by mlir-runner.
 llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")

@@ -23,6 +23,8 @@ void mlir::sbp::registerSbpDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
+  // How gpu.binary embeds its kernels into the host module.
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
 }
 
 void mlir::sbp::registerSbpPassesAndPipelines() {

@@ -9,9 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Calibrate.h"
-#include "Execution.h"
+#include "Program.h"
 #include "mlir/Parser/Parser.h"
 #include "sbp/Cost/Cluster.h"
+#include "sbp/Run/Execution.h"
 #include "sbp/Runtime/sbp_runtime.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"

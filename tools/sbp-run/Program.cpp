@@ -14,13 +14,12 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
-#include "sbp/Runtime/Memref.h"
 #include "sbp/Transforms/Pipelines.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdlib>
-#include <cstring>
-#include <set>
 
 using namespace mlir;
 using namespace ::sbp::run;
@@ -113,7 +112,8 @@ auto ::sbp::run::describeEntry(func::FuncOp func,
 
 std::unique_ptr<CompiledProgram>
 CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
-                         bool optimize, bool useBlas, std::string &error) {
+                         bool optimize, bool useBlas, std::string &error,
+                         bool saveable) {
   // The host reuses its inputs (benchmark iterations, the reference run):
   // the program must not write into them.
   if (auto func = module.lookupSymbol<func::FuncOp>(entry))
@@ -147,6 +147,7 @@ CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
   // memref.copy of strided memrefs calls MLIR's C runner utilities.
   SmallVector<StringRef> libs = {SBP_MLIR_C_RUNNER_UTILS};
   engineOptions.sharedLibPaths = libs;
+  engineOptions.enableObjectDump = saveable;
   // For the host CPU, and free to fuse multiplies and adds: the vectorized
   // matmuls multiply and accumulate in separate ops.
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -155,6 +156,9 @@ CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
     return nullptr;
   }
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  // A saved program becomes a shared library.
+  if (saveable)
+    builder->setRelocationModel(llvm::Reloc::PIC_);
   builder->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Fast;
   auto machine = builder->createTargetMachine();
   if (!machine) {
@@ -181,78 +185,32 @@ CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
   return program;
 }
 
-void CompiledProgram::invoke(
-    const std::vector<void *> &data,
-    const std::vector<const std::vector<int64_t> *> &shapes,
-    const std::vector<TensorSpec> &resultSpecs,
-    std::vector<ReturnedBuffer> &returned) const {
-  // Descriptor fields: allocated, aligned, offset, sizes, strides.
-  size_t fields = 0;
-  for (const std::vector<int64_t> *shape : shapes)
-    fields += 3 + 2 * shape->size();
-  std::vector<int64_t> descriptors(fields);
-  std::vector<void *> pointers;
-  int64_t *at = descriptors.data();
-  for (size_t i = 0; i < data.size(); ++i) {
-    const std::vector<int64_t> &shape = *shapes[i];
-    int64_t rank = static_cast<int64_t>(shape.size());
-    at[0] = at[1] = reinterpret_cast<int64_t>(data[i]);
-    at[2] = 0;
-    for (int64_t d = rank - 1, stride = 1; d >= 0; --d) {
-      at[3 + d] = shape[d];
-      at[3 + rank + d] = stride;
-      stride *= shape[d];
-    }
-    for (int64_t f = 0; f < 3 + 2 * rank; ++f)
-      pointers.push_back(at + f);
-    at += 3 + 2 * rank;
+bool CompiledProgram::save(const std::string &path, std::string &error) const {
+  std::string object = path + ".o";
+  engine->dumpToObjectFile(object);
+  if (!llvm::sys::fs::exists(object)) {
+    error = "the JIT kept no object code to save";
+    return false;
   }
-  size_t resultFields = 0;
-  for (const TensorSpec &spec : resultSpecs)
-    resultFields += 3 + 2 * spec.localShape.size();
-  std::vector<int64_t> fieldsOut(resultFields);
-  if (!resultSpecs.empty())
-    pointers.push_back(fieldsOut.data());
-
-  packed(pointers.data());
-
-  returned.assign(resultSpecs.size(), ReturnedBuffer());
-  at = fieldsOut.data();
-  for (size_t i = 0; i < resultSpecs.size(); ++i) {
-    int64_t rank = static_cast<int64_t>(resultSpecs[i].localShape.size());
-    // The returned fields are a memref descriptor, dense: the deallocation
-    // pipeline returns fresh buffers with the identity layout.
-    runtime::MemrefView view(rank, at, resultSpecs[i].dtype);
-    returned[i].allocated = reinterpret_cast<void *>(at[0]);
-    returned[i].data = view.tensor.data;
-    returned[i].shape.assign(view.tensor.shape, view.tensor.shape + rank);
-    at += 3 + 2 * rank;
+  auto compiler = llvm::sys::findProgramByName("cc");
+  if (!compiler) {
+    error = "no C compiler driver (cc) to link " + path;
+    return false;
   }
-}
-
-void CompiledProgram::call(const std::vector<NpyArray *> &args,
-                           const std::vector<TensorSpec> &resultSpecs,
-                           std::vector<NpyArray> &results) const {
-  std::vector<void *> data;
-  std::vector<const std::vector<int64_t> *> shapes;
-  for (NpyArray *arg : args) {
-    data.push_back(arg->data.data());
-    shapes.push_back(&arg->shape);
+  // Host programs may call MLIR's C runner utilities (strided copies).
+  std::vector<llvm::StringRef> args = {*compiler, "-shared", "-o", path,
+                                       object};
+  if (backend != Backend::Cuda)
+    args.push_back(SBP_MLIR_C_RUNNER_UTILS);
+  args.push_back("-lm");
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*compiler, args, std::nullopt, {}, 0,
+                                         0, &message);
+  llvm::sys::fs::remove(object);
+  if (status != 0) {
+    error = "linking " + path + " failed" +
+            (message.empty() ? std::string() : ": " + message);
+    return false;
   }
-  std::vector<ReturnedBuffer> returned;
-  invoke(data, shapes, resultSpecs, returned);
-  results.assign(resultSpecs.size(), NpyArray());
-  // Results that are one value returned twice share their buffer: free
-  // each buffer once.
-  std::set<void *> owned;
-  for (size_t i = 0; i < returned.size(); ++i) {
-    NpyArray &result = results[i];
-    result.dtype = resultSpecs[i].dtype;
-    result.shape = returned[i].shape;
-    result.data.resize(result.numElements() * sbp_dtype_size(result.dtype));
-    std::memcpy(result.data.data(), returned[i].data, result.data.size());
-    owned.insert(returned[i].allocated);
-  }
-  for (void *buffer : owned)
-    std::free(buffer);
+  return true;
 }

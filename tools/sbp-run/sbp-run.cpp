@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "Calibrate.h"
-#include "Execution.h"
 #include "Program.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -24,6 +23,7 @@
 #include "sbp/Import/Onnx.h"
 #include "sbp/Import/Stablehlo.h"
 #include "sbp/InitSbp.h"
+#include "sbp/Run/Execution.h"
 #include "sbp/Runtime/Npy.h"
 #include "sbp/Tools/InputFile.h"
 #include "sbp/Transforms/Passes.h"
@@ -79,6 +79,13 @@ cl::opt<bool> emulateGpuFlag(
     cl::Hidden, cl::cat(category));
 cl::opt<std::string> commFlag("comm", cl::desc("threads, mpi or nccl"),
                               cl::init("threads"), cl::cat(category));
+cl::opt<std::string> saveFlag(
+    "save-program",
+    cl::desc("Compile the program and save it for sbp-exec instead of "
+             "running it: DIR/program.so, DIR/program.json, the inputs "
+             "(argN.npy) and, with --reference, the reference's results "
+             "(expectedN.npy); a cuda program needs no GPU to be saved"),
+    cl::value_desc("DIR"), cl::cat(category));
 cl::opt<int64_t> nprocFlag(
     "nproc",
     cl::desc("Start N processes of this command, one per rank, through MPI's "
@@ -157,14 +164,6 @@ bool parseMesh(StringRef text, std::vector<int64_t> &shape) {
   return !shape.empty();
 }
 
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") +
-            (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
-  return text + "]";
-}
-
 /// Whether `module` is already partitioned: sbp-partition marks it, and
 /// collectives exist only in partitioned programs.
 bool isPartitioned(ModuleOp module) {
@@ -213,39 +212,6 @@ NpyArray randomArray(const TensorSpec &spec, const std::vector<int64_t> &shape,
   return array;
 }
 
-double element(const NpyArray &array, int64_t i) {
-  switch (array.dtype) {
-  case SBP_F32:
-    return reinterpret_cast<const float *>(array.data.data())[i];
-  case SBP_F64:
-    return reinterpret_cast<const double *>(array.data.data())[i];
-  case SBP_I32:
-    return reinterpret_cast<const int32_t *>(array.data.data())[i];
-  case SBP_I64:
-    return static_cast<double>(
-        reinterpret_cast<const int64_t *>(array.data.data())[i]);
-  case SBP_I8:
-    return reinterpret_cast<const int8_t *>(array.data.data())[i];
-  }
-  return 0;
-}
-
-const char *dtypeName(sbp_dtype dtype) {
-  switch (dtype) {
-  case SBP_F32:
-    return "f32";
-  case SBP_F64:
-    return "f64";
-  case SBP_I32:
-    return "i32";
-  case SBP_I64:
-    return "i64";
-  case SBP_I8:
-    return "i8";
-  }
-  return "?";
-}
-
 /// The run as the command line describes it.
 class Runner {
 public:
@@ -259,6 +225,19 @@ private:
   /// Runs sbp-auto-parallel on the logical program.
   int searchPlan();
   int prepareInputs(const std::vector<TensorSpec> &logicalArgs);
+  /// Runs the logical program on one rank (plain lowering) into
+  /// `expected`; an exit status on failure.
+  int runReference(ModuleOp logical, StringRef entryName,
+                   const std::vector<TensorSpec> &globalArgs,
+                   const std::vector<TensorSpec> &logicalResults,
+                   std::vector<NpyArray> &expected);
+  /// --save-program: the library, manifest, inputs and expected results.
+  int save(const CompiledProgram &program, ModuleOp logical,
+           StringRef entryName, Backend backend,
+           const std::vector<TensorSpec> &args,
+           const std::vector<TensorSpec> &results,
+           const std::vector<TensorSpec> &globalArgs,
+           const std::vector<TensorSpec> &logicalResults);
   int compare(const std::vector<NpyArray> &results,
               const std::vector<NpyArray> &expected);
 
@@ -478,43 +457,24 @@ int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
 
 int Runner::compare(const std::vector<NpyArray> &results,
                     const std::vector<NpyArray> &expected) {
-  double maxAbs = 0, maxRef = 0;
-  int64_t nans = 0;
-  bool isF64 = false;
-  for (size_t r = 0; r < results.size(); ++r) {
-    if (results[r].shape != expected[r].shape) {
-      llvm::outs() << "result" << r << ": shape "
-                   << formatShape(results[r].shape) << " but the reference is "
-                   << formatShape(expected[r].shape) << "\n";
-      return 1;
-    }
-    isF64 |= results[r].dtype == SBP_F64;
-    for (int64_t i = 0, n = results[r].numElements(); i < n; ++i) {
-      double a = element(results[r], i), b = element(expected[r], i);
-      double diff = std::fabs(a - b);
-      if (std::isnan(a) != std::isnan(b))
-        diff = INFINITY;
-      else if (std::isnan(a) || a == b)
-        diff = 0;
-      nans += std::isnan(b);
-      maxAbs = std::max(maxAbs, diff);
-      if (!std::isnan(b))
-        maxRef = std::max(maxRef, std::fabs(b));
-    }
+  Comparison comparison = compareResults(results, expected);
+  if (!comparison.shapeError.empty()) {
+    llvm::outs() << comparison.shapeError << "\n";
+    return 1;
   }
-  // Normwise relative error: partial sums in another order move every
-  // element by a fraction of the largest magnitude, not of its own.
-  double maxRel = maxAbs == 0 ? 0 : maxAbs / std::max(maxRef, 1e-30);
   // NaNs in the same places compare equal, so a NaN reference checks
   // nothing there: say so.
-  if (nans)
-    llvm::errs() << "sbp-run: warning: " << nans
+  if (comparison.nans)
+    llvm::errs() << "sbp-run: warning: " << comparison.nans
                  << " elements of the reference are NaN; only their places "
                     "are compared\n";
-  llvm::outs() << "max_abs_err=" << llvm::format("%.6g", maxAbs)
-               << " max_rel_err=" << llvm::format("%.6g", maxRel) << "\n";
-  double tol = tolFlag >= 0 ? tolFlag.getValue() : isF64 ? 1e-10 : 1e-4;
-  if (!(maxRel <= tol)) {
+  llvm::outs() << "max_abs_err=" << llvm::format("%.6g", comparison.maxAbs)
+               << " max_rel_err=" << llvm::format("%.6g", comparison.maxRel)
+               << "\n";
+  double tol = tolFlag >= 0        ? tolFlag.getValue()
+               : comparison.hasF64 ? 1e-10
+                                   : 1e-4;
+  if (!(comparison.maxRel <= tol)) {
     llvm::outs() << "mismatch: max_rel_err above --tol " << tol << "\n";
     return 1;
   }
@@ -549,7 +509,7 @@ int Runner::run() {
     return usage("--comm nccl needs --backend cuda");
   if (emulateGpuFlag && backendFlag != "cpu")
     return usage("--emulate-gpu runs on --backend cpu");
-  if (backendFlag == "cuda") {
+  if (backendFlag == "cuda" && saveFlag.empty()) {
 #ifdef SBP_HAVE_CUDA
     // The driver is loaded here, not linked: say plainly when there is none.
     const char *problem = nullptr;
@@ -621,7 +581,8 @@ int Runner::run() {
   int64_t ranks = 1;
   for (int64_t size : mesh)
     ranks *= size;
-  if (commFlag == "nccl" && !underMpirun && ranks > sbp_cuda_device_count())
+  if (commFlag == "nccl" && saveFlag.empty() && !underMpirun &&
+      ranks > sbp_cuda_device_count())
     return usage(
         "--comm nccl needs one GPU per rank: " + std::to_string(ranks) +
         " ranks, " + std::to_string(sbp_cuda_device_count()) +
@@ -633,9 +594,12 @@ int Runner::run() {
                     : emulateGpuFlag      ? Backend::EmulatedCuda
                                           : Backend::Cpu;
   auto program = CompiledProgram::compile(*module, entryName, backend, true,
-                                          blasFlag, error);
+                                          blasFlag, error, !saveFlag.empty());
   if (!program)
     return usage(inputFile + ": " + error);
+  if (!saveFlag.empty())
+    return save(*program, *logical, entryName, backend, args, results,
+                globalArgs, logicalResults);
 
   ExecutionOptions options;
   options.mesh = mesh;
@@ -663,7 +627,7 @@ int Runner::run() {
     llvm::outs() << "result" << r << ": " << dtypeName(outputs[r].dtype) << " "
                  << formatShape(outputs[r].shape) << "\n";
   if (benchFlag)
-    execution.printBench(llvm::outs());
+    llvm::outs() << execution.formatBench();
   if (!traceFlag.empty() && !execution.writeTrace(traceFlag, error))
     return usage(error);
   if (!outputDir.empty()) {
@@ -679,23 +643,77 @@ int Runner::run() {
 
   if (!referenceFlag)
     return 0;
+  std::vector<NpyArray> expected;
+  if (int status = runReference(*logical, entryName, globalArgs, logicalResults,
+                                expected))
+    return status;
+  return compare(outputs, expected);
+}
+
+int Runner::runReference(ModuleOp logical, StringRef entryName,
+                         const std::vector<TensorSpec> &globalArgs,
+                         const std::vector<TensorSpec> &logicalResults,
+                         std::vector<NpyArray> &expected) {
   // The reference is the plainest lowering (loops, no BLAS), so that it
   // checks the code generation as well as the partitioning.
-  std::string referenceError;
-  auto reference = CompiledProgram::compile(*logical, entryName, Backend::Cpu,
-                                            false, false, referenceError);
+  std::string error;
+  auto reference = CompiledProgram::compile(logical, entryName, Backend::Cpu,
+                                            false, false, error);
   if (!reference)
-    return usage(inputFile + ": reference: " + referenceError);
+    return usage(inputFile + ": reference: " + error);
   ExecutionOptions one;
   one.mesh = std::vector<int64_t>(mesh.size(), 1);
   one.timeoutSeconds = timeoutFlag;
   Execution single(*reference, globalArgs, logicalResults, one);
-  std::vector<NpyArray> expected;
   if (!single.run(inputs, expected, error)) {
     llvm::errs() << "sbp-run: reference: " << error << "\n";
     return 3;
   }
-  return compare(outputs, expected);
+  return 0;
+}
+
+int Runner::save(const CompiledProgram &program, ModuleOp logical,
+                 StringRef entryName, Backend backend,
+                 const std::vector<TensorSpec> &args,
+                 const std::vector<TensorSpec> &results,
+                 const std::vector<TensorSpec> &globalArgs,
+                 const std::vector<TensorSpec> &logicalResults) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(saveFlag))
+    return usage("--save-program " + saveFlag + ": " + ec.message());
+  auto inDir = [&](const std::string &name) {
+    llvm::SmallString<128> path(saveFlag);
+    llvm::sys::path::append(path, name);
+    return path.str().str();
+  };
+  std::string error;
+  if (!program.save(inDir("program.so"), error))
+    return usage("--save-program: " + error);
+  std::vector<NpyArray> expected;
+  if (referenceFlag)
+    if (int status = runReference(logical, entryName, globalArgs,
+                                  logicalResults, expected))
+      return status;
+  Manifest manifest;
+  manifest.entry = entryName.str();
+  manifest.backend = backend;
+  manifest.mesh = mesh;
+  manifest.args = args;
+  manifest.results = results;
+  manifest.hasExpected = referenceFlag;
+  if (!writeManifest(inDir("program.json"), manifest, error))
+    return usage("--save-program: " + error);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!::sbp::runtime::writeNpy(inDir("arg" + std::to_string(i) + ".npy"),
+                                  inputs[i], error))
+      return usage("--save-program: " + error);
+  for (size_t r = 0; r < expected.size(); ++r)
+    if (!::sbp::runtime::writeNpy(
+            inDir("expected" + std::to_string(r) + ".npy"), expected[r], error))
+      return usage("--save-program: " + error);
+  llvm::outs() << "saved @" << entryName << " (mesh " << formatShape(mesh)
+               << ", " << (backend == Backend::Cuda ? "cuda" : "cpu") << ") in "
+               << saveFlag << "\n";
+  return 0;
 }
 
 } // namespace

@@ -7,15 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Execution.h"
+#include "sbp/Run/Execution.h"
 #include "sbp/Runtime/sbp_program.h"
 #ifdef SBP_HAVE_CUDA
 #include "sbp/Runtime/sbp_cuda.h"
 #endif
-#include "llvm/Support/Format.h"
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <numeric>
@@ -82,8 +82,7 @@ double median(std::vector<double> values) {
 
 } // namespace
 
-Execution::Execution(const CompiledProgram &program,
-                     std::vector<TensorSpec> args,
+Execution::Execution(const EntryPoint &program, std::vector<TensorSpec> args,
                      std::vector<TensorSpec> results, ExecutionOptions options)
     : program(program), args(std::move(args)), results(std::move(results)),
       options(std::move(options)) {
@@ -362,14 +361,16 @@ double Execution::getMedianMilliseconds() const {
   return times.empty() ? 0 : median(times);
 }
 
-void Execution::printBench(llvm::raw_ostream &os) const {
+std::string Execution::formatBench() const {
   std::vector<double> times = getIterationTimes();
   size_t iterations = times.size();
   double min =
       times.empty() ? 0 : *std::min_element(times.begin(), times.end());
-  os << "time_ms median=" << llvm::format("%.3f", median(times))
-     << " min=" << llvm::format("%.3f", min) << " iterations=" << iterations
-     << "\n";
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "time_ms median=%.3f min=%.3f iterations=%zu\n", median(times),
+                min, iterations);
+  std::string text = line;
   for (size_t rank = 0; rank < timeline.size(); ++rank) {
     if (timeline[rank].empty())
       continue;
@@ -378,10 +379,12 @@ void Execution::printBench(llvm::raw_ostream &os) const {
       compute.push_back((it.end - it.begin - it.communication) / 1000);
       communication.push_back(it.communication / 1000);
     }
-    os << "rank " << rank
-       << ": compute_ms=" << llvm::format("%.3f", median(compute))
-       << " comm_ms=" << llvm::format("%.3f", median(communication)) << "\n";
+    std::snprintf(line, sizeof(line),
+                  "rank %zu: compute_ms=%.3f comm_ms=%.3f\n", rank,
+                  median(compute), median(communication));
+    text += line;
   }
+  return text;
 }
 
 bool Execution::writeTrace(const std::string &path, std::string &error) const {

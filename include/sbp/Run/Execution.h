@@ -3,9 +3,9 @@
 #ifndef SBP_RUN_EXECUTION_H
 #define SBP_RUN_EXECUTION_H
 
-#include "Program.h"
-#include "llvm/Support/raw_ostream.h"
+#include "sbp/Run/Entry.h"
 #include <functional>
+#include <string>
 
 namespace sbp::run {
 
@@ -26,7 +26,7 @@ struct ExecutionOptions {
 /// the global inputs and rebuilds the global results.
 class Execution {
 public:
-  Execution(const CompiledProgram &program, std::vector<TensorSpec> args,
+  Execution(const EntryPoint &program, std::vector<TensorSpec> args,
             std::vector<TensorSpec> results, ExecutionOptions options);
 
   /// Runs the program (once, or a warm-up and the benchmark iterations).
@@ -46,9 +46,9 @@ public:
   /// rank's start to the last rank's end, in milliseconds.
   double getMedianMilliseconds() const;
 
-  /// Prints `time_ms median=.. min=..` and each rank's split between
-  /// compute and communication.
-  void printBench(llvm::raw_ostream &os) const;
+  /// `time_ms median=.. min=..` and each rank's split between compute and
+  /// communication, one line each.
+  std::string formatBench() const;
 
   /// Writes the recorded spans as a Chrome trace.
   bool writeTrace(const std::string &path, std::string &error) const;
@@ -80,7 +80,7 @@ private:
   void gatherResults(sbp_comm *comm, int64_t rank,
                      std::vector<std::vector<runtime::NpyArray>> &rankResults);
 
-  const CompiledProgram &program;
+  const EntryPoint &program;
   std::vector<TensorSpec> args, results;
   ExecutionOptions options;
   bool reporting = true;

@@ -1,0 +1,321 @@
+//===- Entry.cpp - A compiled entry function, without MLIR ----------------===//
+//
+// Returned buffers belong to the caller (the deallocation pipeline clones
+// anything it does not own): host programs' results are copied out and
+// freed here; device results are freed by the host after downloading.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sbp/Run/Entry.h"
+#include "sbp/Runtime/Memref.h"
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+using namespace sbp::run;
+using nlohmann::json;
+using sbp::runtime::LayoutEntry;
+using sbp::runtime::NpyArray;
+
+void EntryPoint::invoke(const std::vector<void *> &data,
+                        const std::vector<const std::vector<int64_t> *> &shapes,
+                        const std::vector<TensorSpec> &resultSpecs,
+                        std::vector<ReturnedBuffer> &returned) const {
+  // Descriptor fields: allocated, aligned, offset, sizes, strides.
+  size_t fields = 0;
+  for (const std::vector<int64_t> *shape : shapes)
+    fields += 3 + 2 * shape->size();
+  std::vector<int64_t> descriptors(fields);
+  std::vector<void *> pointers;
+  int64_t *at = descriptors.data();
+  for (size_t i = 0; i < data.size(); ++i) {
+    const std::vector<int64_t> &shape = *shapes[i];
+    int64_t rank = static_cast<int64_t>(shape.size());
+    at[0] = at[1] = reinterpret_cast<int64_t>(data[i]);
+    at[2] = 0;
+    for (int64_t d = rank - 1, stride = 1; d >= 0; --d) {
+      at[3 + d] = shape[d];
+      at[3 + rank + d] = stride;
+      stride *= shape[d];
+    }
+    for (int64_t f = 0; f < 3 + 2 * rank; ++f)
+      pointers.push_back(at + f);
+    at += 3 + 2 * rank;
+  }
+  size_t resultFields = 0;
+  for (const TensorSpec &spec : resultSpecs)
+    resultFields += 3 + 2 * spec.localShape.size();
+  std::vector<int64_t> fieldsOut(resultFields);
+  if (!resultSpecs.empty())
+    pointers.push_back(fieldsOut.data());
+
+  packed(pointers.data());
+
+  returned.assign(resultSpecs.size(), ReturnedBuffer());
+  at = fieldsOut.data();
+  for (size_t i = 0; i < resultSpecs.size(); ++i) {
+    int64_t rank = static_cast<int64_t>(resultSpecs[i].localShape.size());
+    // The returned fields are a memref descriptor, dense: the deallocation
+    // pipeline returns fresh buffers with the identity layout.
+    runtime::MemrefView view(rank, at, resultSpecs[i].dtype);
+    returned[i].allocated = reinterpret_cast<void *>(at[0]);
+    returned[i].data = view.tensor.data;
+    returned[i].shape.assign(view.tensor.shape, view.tensor.shape + rank);
+    at += 3 + 2 * rank;
+  }
+}
+
+void EntryPoint::call(const std::vector<NpyArray *> &args,
+                      const std::vector<TensorSpec> &resultSpecs,
+                      std::vector<NpyArray> &results) const {
+  std::vector<void *> data;
+  std::vector<const std::vector<int64_t> *> shapes;
+  for (NpyArray *arg : args) {
+    data.push_back(arg->data.data());
+    shapes.push_back(&arg->shape);
+  }
+  std::vector<ReturnedBuffer> returned;
+  invoke(data, shapes, resultSpecs, returned);
+  results.assign(resultSpecs.size(), NpyArray());
+  // Results that are one value returned twice share their buffer: free
+  // each buffer once.
+  std::set<void *> owned;
+  for (size_t i = 0; i < returned.size(); ++i) {
+    NpyArray &result = results[i];
+    result.dtype = resultSpecs[i].dtype;
+    result.shape = returned[i].shape;
+    result.data.resize(result.numElements() * sbp_dtype_size(result.dtype));
+    std::memcpy(result.data.data(), returned[i].data, result.data.size());
+    owned.insert(returned[i].allocated);
+  }
+  for (void *buffer : owned)
+    std::free(buffer);
+}
+
+std::string sbp::run::formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") +
+            (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
+  return text + "]";
+}
+
+const char *sbp::run::dtypeName(sbp_dtype dtype) {
+  switch (dtype) {
+  case SBP_F32:
+    return "f32";
+  case SBP_F64:
+    return "f64";
+  case SBP_I32:
+    return "i32";
+  case SBP_I64:
+    return "i64";
+  case SBP_I8:
+    return "i8";
+  }
+  return "?";
+}
+
+namespace {
+
+double element(const NpyArray &array, int64_t i) {
+  switch (array.dtype) {
+  case SBP_F32:
+    return reinterpret_cast<const float *>(array.data.data())[i];
+  case SBP_F64:
+    return reinterpret_cast<const double *>(array.data.data())[i];
+  case SBP_I32:
+    return reinterpret_cast<const int32_t *>(array.data.data())[i];
+  case SBP_I64:
+    return static_cast<double>(
+        reinterpret_cast<const int64_t *>(array.data.data())[i]);
+  case SBP_I8:
+    return reinterpret_cast<const int8_t *>(array.data.data())[i];
+  }
+  return 0;
+}
+
+const char *getBackendName(Backend backend) {
+  return backend == Backend::Cuda           ? "cuda"
+         : backend == Backend::EmulatedCuda ? "emulated-cuda"
+                                            : "cpu";
+}
+
+json toJson(const TensorSpec &spec) {
+  json layout = json::array();
+  for (const LayoutEntry &entry : spec.layout.entries) {
+    if (entry.kind == LayoutEntry::Split)
+      layout.push_back({{"split", entry.dim}});
+    else if (entry.kind == LayoutEntry::Partial)
+      layout.push_back({{"partial", static_cast<int>(entry.reduction)}});
+    else
+      layout.push_back("broadcast");
+  }
+  return {{"name", spec.name},        {"dtype", static_cast<int>(spec.dtype)},
+          {"bool", spec.isBool},      {"type", spec.typeName},
+          {"shape", spec.localShape}, {"layout", layout}};
+}
+
+/// Reads `value` into `spec`; false with `error` naming what is wrong.
+bool fromJson(const json &value, const std::vector<int64_t> &mesh,
+              TensorSpec &spec, std::string &error) {
+  if (!value.is_object() || !value.contains("name") ||
+      !value["name"].is_string() || !value.contains("dtype") ||
+      !value["dtype"].is_number_integer() || !value.contains("shape") ||
+      !value["shape"].is_array() || !value.contains("layout") ||
+      !value["layout"].is_array() || value["layout"].size() != mesh.size()) {
+    error = "a tensor needs name, dtype, shape and a layout entry per mesh "
+            "axis";
+    return false;
+  }
+  spec.name = value["name"].get<std::string>();
+  int dtype = value["dtype"].get<int>();
+  if (dtype < SBP_F32 || dtype > SBP_I8) {
+    error = spec.name + ": unknown dtype " + std::to_string(dtype);
+    return false;
+  }
+  spec.dtype = static_cast<sbp_dtype>(dtype);
+  spec.isBool = value.contains("bool") && value["bool"].is_boolean() &&
+                value["bool"].get<bool>();
+  if (value.contains("type") && value["type"].is_string())
+    spec.typeName = value["type"].get<std::string>();
+  for (const json &size : value["shape"]) {
+    if (!size.is_number_integer()) {
+      error = spec.name + ": shape sizes must be integers";
+      return false;
+    }
+    spec.localShape.push_back(size.get<int64_t>());
+  }
+  spec.layout.meshShape = mesh;
+  for (const json &item : value["layout"]) {
+    LayoutEntry entry;
+    if (item.is_object() && item.contains("split") &&
+        item["split"].is_number_integer()) {
+      entry.kind = LayoutEntry::Split;
+      entry.dim = item["split"].get<int64_t>();
+    } else if (item.is_object() && item.contains("partial") &&
+               item["partial"].is_number_integer()) {
+      entry.kind = LayoutEntry::Partial;
+      entry.reduction = static_cast<sbp_reduction>(item["partial"].get<int>());
+    } else if (item != "broadcast") {
+      error = spec.name + ": a layout entry is {\"split\": D}, "
+                          "{\"partial\": K} or \"broadcast\"";
+      return false;
+    }
+    spec.layout.entries.push_back(entry);
+  }
+  return true;
+}
+
+} // namespace
+
+Comparison sbp::run::compareResults(const std::vector<NpyArray> &results,
+                                    const std::vector<NpyArray> &expected) {
+  Comparison comparison;
+  double maxRef = 0;
+  for (size_t r = 0; r < results.size(); ++r) {
+    if (results[r].shape != expected[r].shape) {
+      comparison.shapeError = "result" + std::to_string(r) + ": shape " +
+                              formatShape(results[r].shape) +
+                              " but the reference is " +
+                              formatShape(expected[r].shape);
+      return comparison;
+    }
+    comparison.hasF64 |= results[r].dtype == SBP_F64;
+    for (int64_t i = 0, n = results[r].numElements(); i < n; ++i) {
+      double a = element(results[r], i), b = element(expected[r], i);
+      double diff = std::fabs(a - b);
+      if (std::isnan(a) != std::isnan(b))
+        diff = INFINITY;
+      else if (std::isnan(a) || a == b)
+        diff = 0;
+      comparison.nans += std::isnan(b);
+      comparison.maxAbs = std::max(comparison.maxAbs, diff);
+      if (!std::isnan(b))
+        maxRef = std::max(maxRef, std::fabs(b));
+    }
+  }
+  comparison.maxRel =
+      comparison.maxAbs == 0 ? 0 : comparison.maxAbs / std::max(maxRef, 1e-30);
+  return comparison;
+}
+
+bool sbp::run::writeManifest(const std::string &path, const Manifest &manifest,
+                             std::string &error) {
+  json args = json::array(), results = json::array();
+  for (const TensorSpec &spec : manifest.args)
+    args.push_back(toJson(spec));
+  for (const TensorSpec &spec : manifest.results)
+    results.push_back(toJson(spec));
+  json document = {
+      {"entry", manifest.entry}, {"backend", getBackendName(manifest.backend)},
+      {"mesh", manifest.mesh},   {"args", args},
+      {"results", results},      {"expected", manifest.hasExpected}};
+  std::ofstream out(path);
+  out << document.dump(2) << "\n";
+  if (!out) {
+    error = path + ": cannot write the file";
+    return false;
+  }
+  return true;
+}
+
+std::optional<Manifest> sbp::run::readManifest(const std::string &path,
+                                               std::string &error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = path + ": cannot read the file";
+    return std::nullopt;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  json document = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  auto fail = [&](const std::string &what) {
+    error = path + ": " + what;
+    return std::nullopt;
+  };
+  if (document.is_discarded() || !document.is_object())
+    return fail("not a JSON object");
+  Manifest manifest;
+  if (!document.contains("entry") || !document["entry"].is_string())
+    return fail("no \"entry\" name");
+  manifest.entry = document["entry"].get<std::string>();
+  // Fields are checked before they are read: a wrong type would otherwise
+  // abort (the JSON library is built without exceptions).
+  std::string backend = "cpu";
+  if (document.contains("backend") && document["backend"].is_string())
+    backend = document["backend"].get<std::string>();
+  if (backend == "cuda")
+    manifest.backend = Backend::Cuda;
+  else if (backend == "cpu" || backend == "emulated-cuda")
+    manifest.backend = backend == "cpu" ? Backend::Cpu : Backend::EmulatedCuda;
+  else
+    return fail("unknown backend \"" + backend + "\"");
+  if (!document.contains("mesh") || !document["mesh"].is_array())
+    return fail("no \"mesh\" shape");
+  for (const json &size : document["mesh"]) {
+    if (!size.is_number_integer() || size.get<int64_t>() < 1)
+      return fail("mesh sizes must be positive integers");
+    manifest.mesh.push_back(size.get<int64_t>());
+  }
+  for (const char *key : {"args", "results"}) {
+    if (!document.contains(key) || !document[key].is_array())
+      return fail(std::string("no \"") + key + "\" list");
+    for (const json &value : document[key]) {
+      TensorSpec spec;
+      std::string problem;
+      if (!fromJson(value, manifest.mesh, spec, problem))
+        return fail(std::string(key) + ": " + problem);
+      (std::string(key) == "args" ? manifest.args : manifest.results)
+          .push_back(spec);
+    }
+  }
+  manifest.hasExpected = document.contains("expected") &&
+                         document["expected"].is_boolean() &&
+                         document["expected"].get<bool>();
+  return manifest;
+}

@@ -1,0 +1,210 @@
+//===- sbp-exec.cpp - Run a program saved by sbp-run --save-program ------===//
+//
+// A saved program is a shared library exporting the packed entry
+// `_mlir_<entry>`, a manifest of its tensors and mesh, its inputs and, when
+// saved with --reference, the reference's results. sbp-exec runs it on
+// every rank like sbp-run does, without MLIR or LLVM: it links only sbp's
+// runtime, so it runs where the compiler is not installed (a GPU machine).
+//
+//===----------------------------------------------------------------------===//
+
+#include "sbp/Run/Entry.h"
+#include "sbp/Run/Execution.h"
+#include "sbp/Runtime/Npy.h"
+#ifdef SBP_HAVE_CUDA
+#include "sbp/Runtime/sbp_cuda.h"
+#endif
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+
+using namespace sbp::run;
+using sbp::runtime::NpyArray;
+
+namespace {
+
+const char *const usageText =
+    "usage: sbp-exec DIR [--bench N] [--comm threads|mpi|nccl] [--tol X]\n"
+    "                [--timeout S] [--trace FILE.json] [--output-dir D]\n"
+    "Runs the program that `sbp-run --save-program DIR` saved, on the\n"
+    "ranks of its mesh, and compares its results with the saved reference\n"
+    "when there is one. Exit codes as sbp-run's: 0 ok, 1 mismatch, 2 bad\n"
+    "input or usage, 3 a rank failed.\n";
+
+int usage(const std::string &message) {
+  std::fprintf(stderr, "sbp-exec: %s\n", message.c_str());
+  return 2;
+}
+
+/// A program loaded from a saved library.
+class LoadedProgram : public EntryPoint {
+public:
+  LoadedProgram(void (*entry)(void **), Backend kind) {
+    packed = entry;
+    backend = kind;
+  }
+};
+
+struct Flags {
+  std::string dir, comm = "threads", trace, outputDir;
+  int64_t bench = 0;
+  double tol = -1, timeout = 300;
+};
+
+/// Parses argv; an error message, or an empty string.
+std::string parse(int argc, char **argv, Flags &flags) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    size_t eq = arg.find('=');
+    bool isFlag = arg.rfind("--", 0) == 0;
+    if (isFlag && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (isFlag && arg != "--help") {
+      if (i + 1 >= argc)
+        return arg + " needs a value";
+      value = argv[++i];
+    }
+    char *end = nullptr;
+    if (arg == "--help") {
+      std::fputs(usageText, stdout);
+      std::exit(0);
+    } else if (arg == "--bench") {
+      flags.bench = std::strtoll(value.c_str(), &end, 10);
+      if (*end || flags.bench < 0)
+        return "--bench " + value + ": expected a count";
+    } else if (arg == "--tol") {
+      flags.tol = std::strtod(value.c_str(), &end);
+      if (*end || !(flags.tol >= 0))
+        return "--tol " + value + ": expected a non-negative number";
+    } else if (arg == "--timeout") {
+      flags.timeout = std::strtod(value.c_str(), &end);
+      if (*end || !(flags.timeout > 0))
+        return "--timeout " + value + ": expected seconds";
+    } else if (arg == "--comm") {
+      if (value != "threads" && value != "mpi" && value != "nccl")
+        return "--comm " + value + ": expected threads, mpi or nccl";
+      flags.comm = value;
+    } else if (arg == "--trace") {
+      flags.trace = value;
+    } else if (arg == "--output-dir") {
+      flags.outputDir = value;
+    } else if (isFlag) {
+      return "unknown flag " + arg;
+    } else if (flags.dir.empty()) {
+      flags.dir = arg;
+    } else {
+      return "one program directory, not " + flags.dir + " and " + arg;
+    }
+  }
+  if (flags.dir.empty())
+    return "no program directory given";
+  return "";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Flags flags;
+  std::string problem = parse(argc, argv, flags);
+  if (!problem.empty())
+    return usage(problem + "\n" + usageText);
+  std::string error;
+  std::optional<Manifest> manifest =
+      readManifest(flags.dir + "/program.json", error);
+  if (!manifest)
+    return usage(error);
+  if (flags.comm == "nccl" && manifest->backend != Backend::Cuda)
+    return usage("--comm nccl needs a cuda program");
+  if (manifest->backend == Backend::Cuda) {
+#ifdef SBP_HAVE_CUDA
+    const char *reason = nullptr;
+    if (sbp_cuda_init(&reason))
+      return usage(flags.dir + " is a cuda program: " + reason);
+#else
+    return usage(flags.dir + " is a cuda program; this sbp-exec was built "
+                             "without the CUDA toolkit");
+#endif
+  }
+
+  std::string library = flags.dir + "/program.so";
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return usage(std::string("cannot load ") + dlerror());
+  std::string symbol = "_mlir_" + manifest->entry;
+  auto entry =
+      reinterpret_cast<void (*)(void **)>(dlsym(handle, symbol.c_str()));
+  if (!entry)
+    return usage(library + " has no " + symbol);
+  LoadedProgram program(entry, manifest->backend);
+
+  std::vector<NpyArray> inputs(manifest->args.size()), expected;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!sbp::runtime::readNpy(flags.dir + "/arg" + std::to_string(i) + ".npy",
+                               inputs[i], error))
+      return usage(error);
+  if (manifest->hasExpected) {
+    expected.resize(manifest->results.size());
+    for (size_t r = 0; r < expected.size(); ++r)
+      if (!sbp::runtime::readNpy(flags.dir + "/expected" + std::to_string(r) +
+                                     ".npy",
+                                 expected[r], error))
+        return usage(error);
+  }
+
+  bool underMpirun = std::getenv("PMI_RANK") || std::getenv("PMI_SIZE") ||
+                     std::getenv("OMPI_COMM_WORLD_SIZE");
+  ExecutionOptions options;
+  options.mesh = manifest->mesh;
+  options.timeoutSeconds = flags.timeout;
+  options.benchIterations = flags.bench;
+  options.trace = !flags.trace.empty();
+  options.useMpi = flags.comm == "mpi" || (flags.comm == "nccl" && underMpirun);
+  options.useNccl = flags.comm == "nccl";
+  Execution execution(program, manifest->args, manifest->results, options);
+  std::vector<NpyArray> outputs;
+  if (!execution.run(inputs, outputs, error)) {
+    std::fprintf(stderr, "sbp-exec: %s\n", error.c_str());
+    return execution.isUsageError() ? 2 : 3;
+  }
+  if (!execution.isReportingRank())
+    return 0;
+  int64_t ranks = 1;
+  for (int64_t size : manifest->mesh)
+    ranks *= size;
+  std::printf("ran @%s on %lld rank%s (mesh %s, %s%s)\n",
+              manifest->entry.c_str(), static_cast<long long>(ranks),
+              ranks == 1 ? "" : "s", formatShape(manifest->mesh).c_str(),
+              manifest->backend == Backend::Cuda ? "cuda, " : "",
+              flags.comm.c_str());
+  for (size_t r = 0; r < outputs.size(); ++r)
+    std::printf("result%zu: %s %s\n", r, dtypeName(outputs[r].dtype),
+                formatShape(outputs[r].shape).c_str());
+  if (flags.bench)
+    std::fputs(execution.formatBench().c_str(), stdout);
+  if (!flags.trace.empty() && !execution.writeTrace(flags.trace, error))
+    return usage(error);
+  for (size_t r = 0; !flags.outputDir.empty() && r < outputs.size(); ++r)
+    if (!sbp::runtime::writeNpy(flags.outputDir + "/result" +
+                                    std::to_string(r) + ".npy",
+                                outputs[r], error))
+      return usage(error);
+  if (expected.empty())
+    return 0;
+  Comparison comparison = compareResults(outputs, expected);
+  if (!comparison.shapeError.empty()) {
+    std::printf("%s\n", comparison.shapeError.c_str());
+    return 1;
+  }
+  std::printf("max_abs_err=%.6g max_rel_err=%.6g\n", comparison.maxAbs,
+              comparison.maxRel);
+  double tol = flags.tol >= 0 ? flags.tol : comparison.hasF64 ? 1e-10 : 1e-4;
+  if (!(comparison.maxRel <= tol)) {
+    std::printf("mismatch: max_rel_err above --tol %g\n", tol);
+    return 1;
+  }
+  return 0;
+}
