@@ -37,18 +37,8 @@ def median_ms(output):
     return float(match.group(1))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", default="build/bin/sbp-run")
-    parser.add_argument("--peer", default="build/bin/sbp-bench-cublas")
-    parser.add_argument("--gemm", type=int, default=8192)
-    parser.add_argument("--elements", type=int, default=1 << 28)
-    parser.add_argument("--iterations", type=int, default=20)
-    parser.add_argument("--peak-gbs", type=float, default=4800.0)
-    args = parser.parse_args()
-    work = tempfile.mkdtemp(prefix="sbp-gpu-bench-")
-
-    n = args.gemm
+def write_programs(work, n, elements):
+    """The GEMM and the chain as MLIR files; their paths."""
     gemm = os.path.join(work, "gemm.mlir")
     with open(gemm, "w") as f:
         f.write(f"""func.func @gemm(%a: tensor<{n}x{n}xf32>, %b: tensor<{n}x{n}xf32>) -> tensor<{n}x{n}xf32> {{
@@ -59,17 +49,7 @@ def main():
   return %r : tensor<{n}x{n}xf32>
 }}
 """)
-    sbp = median_ms(run([args.run, gemm, "--backend", "cuda", "--random-inputs",
-                         "--bench", str(args.iterations)]))
-    peer_out = run([args.peer, str(n), str(n), str(n), str(args.iterations)])
-    peer = float(re.search(r"cublas_ms=([0-9.]+)", peer_out).group(1))
-    flops = 2.0 * n * n * n
-    print(f"gemm f32 {n}^3: sbp {sbp:.3f} ms ({flops / sbp / 1e9:.1f} TFLOP/s), "
-          f"cuBLAS {peer:.3f} ms ({flops / peer / 1e9:.1f} TFLOP/s), "
-          f"sbp/cuBLAS throughput {peer / sbp:.3f}")
-
-    rows = args.elements // 1024
-    t = f"tensor<{rows}x1024xf32>"
+    t = f"tensor<{elements // 1024}x1024xf32>"
     chain = os.path.join(work, "chain.mlir")
     with open(chain, "w") as f:
         f.write(f"""func.func @chain(%x: {t}, %y: {t}) -> {t} {{
@@ -79,10 +59,60 @@ def main():
   return %z : {t}
 }}
 """)
-    ms = median_ms(run([args.run, chain, "--backend", "cuda", "--random-inputs",
-                        "--bench", str(args.iterations)]))
-    gbs = 12.0 * rows * 1024 / ms / 1e6
-    print(f"element-wise chain, {rows * 1024} f32: {ms:.3f} ms, {gbs:.0f} GB/s, "
+    return {"gemm": gemm, "chain": chain}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", default="build/bin/sbp-run")
+    parser.add_argument("--peer", default="build/bin/sbp-bench-cublas")
+    parser.add_argument("--gemm", type=int, default=8192)
+    parser.add_argument("--elements", type=int, default=1 << 28)
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--peak-gbs", type=float, default=4800.0)
+    parser.add_argument("--save", default=None,
+                        help="only compile and save both programs into SAVE "
+                             "(no GPU needed), without their inputs")
+    parser.add_argument("--saved", default=None,
+                        help="run the programs saved in SAVED with --exec "
+                             "instead of compiling them")
+    parser.add_argument("--exec", default="build/bin/sbp-exec")
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="sbp-gpu-bench-")
+    n, elements = args.gemm, args.elements
+    programs = write_programs(work, n, elements)
+
+    if args.save:
+        for name, path in programs.items():
+            target = os.path.join(args.save, name)
+            run([args.run, path, "--backend", "cuda", "--save-program", target])
+            # Random inputs are made where the program runs.
+            for file in os.listdir(target):
+                if file.startswith("arg") and file.endswith(".npy"):
+                    os.remove(os.path.join(target, file))
+        print(f"saved gemm and chain in {args.save}")
+        return
+
+    def time_ms(name):
+        bench = ["--bench", str(args.iterations)]
+        if args.saved:
+            return median_ms(run([args.exec, os.path.join(args.saved, name)] +
+                                 bench))
+        return median_ms(run([args.run, programs[name], "--backend", "cuda",
+                              "--random-inputs"] + bench))
+
+    sbp = time_ms("gemm")
+    peer_out = run([args.peer, str(n), str(n), str(n), str(args.iterations)])
+    peer = float(re.search(r"cublas_ms=([0-9.]+)", peer_out).group(1))
+    flops = 2.0 * n * n * n
+    print(f"gemm f32 {n}^3: sbp {sbp:.3f} ms ({flops / sbp / 1e9:.1f} TFLOP/s), "
+          f"cuBLAS {peer:.3f} ms ({flops / peer / 1e9:.1f} TFLOP/s), "
+          f"sbp/cuBLAS throughput {peer / sbp:.3f}")
+
+    ms = time_ms("chain")
+    count = elements // 1024 * 1024
+    gbs = 12.0 * count / ms / 1e6
+    print(f"element-wise chain, {count} f32: {ms:.3f} ms, {gbs:.0f} GB/s, "
           f"{gbs / args.peak_gbs:.3f} of {args.peak_gbs:.0f} GB/s")
 
 

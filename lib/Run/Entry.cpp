@@ -96,6 +96,40 @@ void EntryPoint::call(const std::vector<NpyArray *> &args,
     std::free(buffer);
 }
 
+/// Random values: uniform in [-1, 1) for floats, [0, 4) for integers (small
+/// enough to index any dimension of a test model), 0 or 1 for i1.
+NpyArray sbp::run::randomArray(const TensorSpec &spec,
+                               const std::vector<int64_t> &shape,
+                               std::mt19937_64 &rng) {
+  NpyArray array;
+  array.dtype = spec.dtype;
+  array.shape = shape;
+  int64_t n = array.numElements();
+  array.data.resize(n * sbp_dtype_size(spec.dtype));
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> integer(0, spec.isBool ? 1 : 3);
+  for (int64_t i = 0; i < n; ++i) {
+    switch (spec.dtype) {
+    case SBP_F32:
+      reinterpret_cast<float *>(array.data.data())[i] = real(rng);
+      break;
+    case SBP_F64:
+      reinterpret_cast<double *>(array.data.data())[i] = real(rng);
+      break;
+    case SBP_I32:
+      reinterpret_cast<int32_t *>(array.data.data())[i] = integer(rng);
+      break;
+    case SBP_I64:
+      reinterpret_cast<int64_t *>(array.data.data())[i] = integer(rng);
+      break;
+    case SBP_I8:
+      reinterpret_cast<int8_t *>(array.data.data())[i] = integer(rng);
+      break;
+    }
+  }
+  return array;
+}
+
 std::string sbp::run::formatShape(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -247,8 +281,11 @@ Comparison sbp::run::compareResults(const std::vector<NpyArray> &results,
 bool sbp::run::writeManifest(const std::string &path, const Manifest &manifest,
                              std::string &error) {
   json args = json::array(), results = json::array();
-  for (const TensorSpec &spec : manifest.args)
-    args.push_back(toJson(spec));
+  for (size_t i = 0; i < manifest.args.size(); ++i) {
+    args.push_back(toJson(manifest.args[i]));
+    if (i < manifest.argShapes.size())
+      args.back()["global_shape"] = manifest.argShapes[i];
+  }
   for (const TensorSpec &spec : manifest.results)
     results.push_back(toJson(spec));
   json document = {
@@ -310,8 +347,20 @@ std::optional<Manifest> sbp::run::readManifest(const std::string &path,
       std::string problem;
       if (!fromJson(value, manifest.mesh, spec, problem))
         return fail(std::string(key) + ": " + problem);
-      (std::string(key) == "args" ? manifest.args : manifest.results)
-          .push_back(spec);
+      if (std::string(key) == "results") {
+        manifest.results.push_back(spec);
+        continue;
+      }
+      std::vector<int64_t> shape;
+      if (value.contains("global_shape") && value["global_shape"].is_array())
+        for (const json &size : value["global_shape"])
+          if (size.is_number_integer())
+            shape.push_back(size.get<int64_t>());
+      if (shape.size() != spec.localShape.size())
+        return fail(spec.name + ": global_shape must be a list of " +
+                    std::to_string(spec.localShape.size()) + " sizes");
+      manifest.args.push_back(spec);
+      manifest.argShapes.push_back(shape);
     }
   }
   manifest.hasExpected = document.contains("expected") &&

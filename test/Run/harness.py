@@ -261,11 +261,12 @@ def boxing_cases(mesh_name, seed, chunk=64):
     return programs
 
 
-def run(command, name, text, workdir, seed):
+def run(command, name, text, workdir, seed, save):
     path = os.path.join(workdir, name + ".mlir")
     with open(path, "w") as f:
         f.write(text + "\n")
-    out = subprocess.run(command[0] + [path] + command[1] +
+    extra = ["--save-program", os.path.join(save, name)] if save else []
+    out = subprocess.run(command[0] + [path] + command[1] + extra +
                          ["--reference", "--seed", str(seed)],
                          capture_output=True, text=True, timeout=600)
     return name, path, out
@@ -284,6 +285,10 @@ def main():
     parser.add_argument("--comm", default="threads", help="sbp-run's --comm")
     parser.add_argument("--run-flags", default="",
                         help="more sbp-run flags, e.g. '--backend cuda'")
+    parser.add_argument("--save", default=None,
+                        help="save each program with its reference into "
+                             "SAVE/NAME (sbp-run --save-program) for sbp-exec "
+                             "instead of running it")
     args = parser.parse_args()
     workdir = args.workdir or tempfile.mkdtemp(prefix="sbp-harness-")
     os.makedirs(workdir, exist_ok=True)
@@ -306,11 +311,12 @@ def main():
         # The program's path goes right after the sbp-run binary.
         at = len(args.launcher.split()) + 1
         futures = [pool.submit(run, (command[:at], command[at:]), name, text,
-                               workdir, args.seed)
+                               workdir, args.seed, args.save)
                    for name, text in programs]
         for future in futures:
             name, path, out = future.result()
-            if out.returncode != 0 or "max_rel_err=" not in out.stdout:
+            done = "saved @" if args.save else "max_rel_err="
+            if out.returncode != 0 or done not in out.stdout:
                 failures += 1
                 print(f"FAIL {name} (exit {out.returncode}): {path}")
                 print(out.stdout[-2000:] + out.stderr[-2000:])

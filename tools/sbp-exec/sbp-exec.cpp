@@ -19,6 +19,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <string>
+#include <unistd.h>
 
 using namespace sbp::run;
 using sbp::runtime::NpyArray;
@@ -28,9 +29,12 @@ namespace {
 const char *const usageText =
     "usage: sbp-exec DIR [--bench N] [--comm threads|mpi|nccl] [--tol X]\n"
     "                [--timeout S] [--trace FILE.json] [--output-dir D]\n"
+    "                [--random-inputs] [--seed N]\n"
     "Runs the program that `sbp-run --save-program DIR` saved, on the\n"
     "ranks of its mesh, and compares its results with the saved reference\n"
-    "when there is one. Exit codes as sbp-run's: 0 ok, 1 mismatch, 2 bad\n"
+    "when there is one. Inputs are DIR/argN.npy, or random (--seed) where\n"
+    "that file is absent or with --random-inputs. Exit codes as sbp-run's:\n"
+    "0 ok, 1 mismatch, 2 bad\n"
     "input or usage, 3 a rank failed.\n";
 
 int usage(const std::string &message) {
@@ -50,6 +54,8 @@ public:
 struct Flags {
   std::string dir, comm = "threads", trace, outputDir;
   int64_t bench = 0;
+  uint64_t seed = 0;
+  bool randomInputs = false;
   double tol = -1, timeout = 300;
 };
 
@@ -63,12 +69,16 @@ std::string parse(int argc, char **argv, Flags &flags) {
     if (isFlag && eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if (isFlag && arg != "--help") {
+    } else if (isFlag && arg != "--help" && arg != "--random-inputs") {
       if (i + 1 >= argc)
         return arg + " needs a value";
       value = argv[++i];
     }
     char *end = nullptr;
+    if (arg == "--random-inputs") {
+      flags.randomInputs = true;
+      continue;
+    }
     if (arg == "--help") {
       std::fputs(usageText, stdout);
       std::exit(0);
@@ -76,6 +86,10 @@ std::string parse(int argc, char **argv, Flags &flags) {
       flags.bench = std::strtoll(value.c_str(), &end, 10);
       if (*end || flags.bench < 0)
         return "--bench " + value + ": expected a count";
+    } else if (arg == "--seed") {
+      flags.seed = std::strtoull(value.c_str(), &end, 10);
+      if (*end)
+        return "--seed " + value + ": expected a number";
     } else if (arg == "--tol") {
       flags.tol = std::strtod(value.c_str(), &end);
       if (*end || !(flags.tol >= 0))
@@ -141,11 +155,19 @@ int main(int argc, char **argv) {
     return usage(library + " has no " + symbol);
   LoadedProgram program(entry, manifest->backend);
 
+  // Saved inputs, else random ones of the recorded global shapes (large
+  // benchmark inputs need not travel with the program).
   std::vector<NpyArray> inputs(manifest->args.size()), expected;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (!sbp::runtime::readNpy(flags.dir + "/arg" + std::to_string(i) + ".npy",
-                               inputs[i], error))
-      return usage(error);
+  std::mt19937_64 rng(flags.seed);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string path = flags.dir + "/arg" + std::to_string(i) + ".npy";
+    if (!flags.randomInputs && access(path.c_str(), F_OK) == 0) {
+      if (!sbp::runtime::readNpy(path, inputs[i], error))
+        return usage(error);
+      continue;
+    }
+    inputs[i] = randomArray(manifest->args[i], manifest->argShapes[i], rng);
+  }
   if (manifest->hasExpected) {
     expected.resize(manifest->results.size());
     for (size_t r = 0; r < expected.size(); ++r)

@@ -179,39 +179,6 @@ bool isPartitioned(ModuleOp module) {
   return found.wasInterrupted();
 }
 
-/// Random values: uniform in [-1, 1) for floats, [0, 4) for integers (small
-/// enough to index any dimension of a test model), 0 or 1 for i1.
-NpyArray randomArray(const TensorSpec &spec, const std::vector<int64_t> &shape,
-                     std::mt19937_64 &rng) {
-  NpyArray array;
-  array.dtype = spec.dtype;
-  array.shape = shape;
-  int64_t n = array.numElements();
-  array.data.resize(n * sbp_dtype_size(spec.dtype));
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> integer(0, spec.isBool ? 1 : 3);
-  for (int64_t i = 0; i < n; ++i) {
-    switch (spec.dtype) {
-    case SBP_F32:
-      reinterpret_cast<float *>(array.data.data())[i] = real(rng);
-      break;
-    case SBP_F64:
-      reinterpret_cast<double *>(array.data.data())[i] = real(rng);
-      break;
-    case SBP_I32:
-      reinterpret_cast<int32_t *>(array.data.data())[i] = integer(rng);
-      break;
-    case SBP_I64:
-      reinterpret_cast<int64_t *>(array.data.data())[i] = integer(rng);
-      break;
-    case SBP_I8:
-      reinterpret_cast<int8_t *>(array.data.data())[i] = integer(rng);
-      break;
-    }
-  }
-  return array;
-}
-
 /// The run as the command line describes it.
 class Runner {
 public:
@@ -699,6 +666,8 @@ int Runner::save(const CompiledProgram &program, ModuleOp logical,
   manifest.mesh = mesh;
   manifest.args = args;
   manifest.results = results;
+  for (const NpyArray &input : inputs)
+    manifest.argShapes.push_back(input.shape);
   manifest.hasExpected = referenceFlag;
   if (!writeManifest(inDir("program.json"), manifest, error))
     return usage("--save-program: " + error);

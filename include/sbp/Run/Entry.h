@@ -16,6 +16,7 @@
 #include "sbp/Runtime/Shards.h"
 #include "sbp/Runtime/sbp_program.h"
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,13 @@ protected:
   Backend backend = Backend::Cpu;
 };
 
+/// Random values for `spec` of `shape`: uniform in [-1, 1) for floats,
+/// [0, 4) for integers (small enough to index any dimension of a test
+/// model), 0 or 1 for i1.
+runtime::NpyArray randomArray(const TensorSpec &spec,
+                              const std::vector<int64_t> &shape,
+                              std::mt19937_64 &rng);
+
 /// "[2, ?, 4]".
 std::string formatShape(const std::vector<int64_t> &shape);
 const char *dtypeName(sbp_dtype dtype);
@@ -104,6 +112,9 @@ struct Manifest {
   Backend backend = Backend::Cpu;
   std::vector<int64_t> mesh;
   std::vector<TensorSpec> args, results;
+  /// The global (logical) shape of each argument: of DIR/argN.npy, or of
+  /// the random inputs sbp-exec makes when that file is absent.
+  std::vector<std::vector<int64_t>> argShapes;
   /// Whether DIR holds the reference's results.
   bool hasExpected = false;
 };
