@@ -34,6 +34,27 @@ using namespace mlir::sbp;
 
 static void buildCpuCodegenPipeline(OpPassManager &pm);
 
+/// What both lowerings start with: collectives to runtime calls, layouts
+/// stripped, element-wise ops as fused linalg.generic ops.
+static void addRankFrontEnd(OpPassManager &pm) {
+  pm.addPass(createSbpLowerCollectivesPass());
+  pm.addPass(createSbpStripPass());
+  OpPassManager &funcs = pm.nest<func::FuncOp>();
+  funcs.addPass(createConvertElementwiseToLinalgPass());
+  funcs.addPass(createSbpFuseElementwisePass());
+}
+
+/// One-shot bufferization of whole programs, function boundaries included,
+/// with dense (identity-layout) arguments and results: the host passes
+/// dense buffers.
+static void addBufferization(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+}
+
 void sbp::buildParallelizePipeline(OpPassManager &pm) {
   pm.addPass(createSbpPropagatePass());
   pm.addPass(createSbpInsertBoxingPass());
@@ -44,22 +65,14 @@ void sbp::buildParallelizePipeline(OpPassManager &pm) {
 
 void sbp::buildLowerCpuPipeline(OpPassManager &pm,
                                 const LowerCpuOptions &options) {
-  pm.addPass(createSbpLowerCollectivesPass());
-  pm.addPass(createSbpStripPass());
-  OpPassManager &funcs = pm.nest<func::FuncOp>();
-  funcs.addPass(createConvertElementwiseToLinalgPass());
-  funcs.addPass(createSbpFuseElementwisePass());
+  addRankFrontEnd(pm);
   if (options.useBlas)
     pm.addPass(createSbpMatmulToBlasPass());
   if (options.vectorize) {
     pm.addPass(createSbpTileAndVectorizePass());
     pm.addPass(createCanonicalizerPass());
   }
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addBufferization(pm);
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   // The deallocation pipeline clones buffers it does not own.
@@ -139,22 +152,14 @@ sbp::validateLowerGpuOptions(const LowerGpuOptions &options) {
 
 void sbp::buildLowerGpuPipeline(OpPassManager &pm,
                                 const LowerGpuOptions &options) {
-  pm.addPass(createSbpLowerCollectivesPass());
-  pm.addPass(createSbpStripPass());
-  OpPassManager &funcs = pm.nest<func::FuncOp>();
-  funcs.addPass(createConvertElementwiseToLinalgPass());
-  funcs.addPass(createSbpFuseElementwisePass());
+  addRankFrontEnd(pm);
   if (!options.emulate) {
     pm.addPass(createSbpMatmulToCublasPass(
         SbpMatmulToCublasPassOptions{options.tf32}));
     pm.addPass(createCanonicalizerPass());
   }
 
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addBufferization(pm);
   // Ownership-based deallocation up to, not including, its lowering, which
   // would read ownership lists in host memory: sbp-gpu-buffers lowers the
   // deallocations onto device buffers.

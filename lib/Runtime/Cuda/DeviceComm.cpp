@@ -222,17 +222,7 @@ public:
     }
     if (!check("ncclGroupEnd (all_gather)", nccl->groupEnd()))
       return SBP_ERR_ABORTED;
-    for (int64_t q = 0; q < p; ++q) {
-      int64_t start = pieceOffset(whole.extent, p, q);
-      int64_t row = pieceSize(whole.extent, p, q) * whole.inner * whole.bytes;
-      if (!copy2D(static_cast<char *>(out->data) +
-                      start * whole.inner * whole.bytes,
-                  whole.extent * whole.inner * whole.bytes,
-                  packed.at(whole.outer * start * whole.inner * whole.bytes),
-                  row, row, whole.outer))
-        return fail();
-    }
-    return SBP_OK;
+    return unpack(packed, whole, p, *out) ? SBP_OK : fail();
   }
 
   int reduceScatter(const int64_t *axes, int64_t n, const sbp_tensor *in,
@@ -294,19 +284,7 @@ public:
     }
     if (!check("ncclGroupEnd (all_to_all)", nccl->groupEnd()))
       return SBP_ERR_ABORTED;
-    for (int64_t q = 0; q < p; ++q) {
-      int64_t start = pieceOffset(target.extent, p, q);
-      int64_t row =
-          pieceSize(target.extent, p, q) * target.inner * target.bytes;
-      if (!copy2D(
-              static_cast<char *>(out->data) +
-                  start * target.inner * target.bytes,
-              target.extent * target.inner * target.bytes,
-              packedOut.at(target.outer * start * target.inner * target.bytes),
-              row, row, target.outer))
-        return fail();
-    }
-    return SBP_OK;
+    return unpack(packedOut, target, p, *out) ? SBP_OK : fail();
   }
 
   int broadcast(const int64_t *axes, int64_t n, const sbp_tensor *in,
@@ -386,6 +364,23 @@ private:
                   static_cast<const char *>(t.data) +
                       start * whole.inner * whole.bytes,
                   whole.extent * whole.inner * whole.bytes, row, whole.outer))
+        return false;
+    }
+    return true;
+  }
+
+  /// The inverse of pack: the pieces, one after the other in `packed`,
+  /// move to their places along `t`'s split dimension.
+  bool unpack(const Scratch &packed, const Split3 &whole, int64_t p,
+              sbp_tensor &t) {
+    for (int64_t q = 0; q < p; ++q) {
+      int64_t start = pieceOffset(whole.extent, p, q);
+      int64_t row = pieceSize(whole.extent, p, q) * whole.inner * whole.bytes;
+      if (!copy2D(static_cast<char *>(t.data) +
+                      start * whole.inner * whole.bytes,
+                  whole.extent * whole.inner * whole.bytes,
+                  packed.at(whole.outer * start * whole.inner * whole.bytes),
+                  row, row, whole.outer))
         return false;
     }
     return true;
