@@ -102,10 +102,13 @@ void sbp_rt_cuda_matmul(int64_t aRank, void *a, int64_t bRank, void *b,
                         int64_t accumulate, int64_t aType, int64_t cType,
                         int64_t tf32) {
   RankState &rank = getRank();
-  if (rank.device < 0 || !rank.error.empty()) {
+  if (rank.device < 0) {
     rank.fail("sbp_rt_cuda_matmul: no rank began on this thread");
     return;
   }
+  // After a failure the rank only runs to its end.
+  if (!rank.error.empty())
+    return;
   std::string failure;
   const Cublas *cublas = getCublas(&failure);
   if (!cublas) {

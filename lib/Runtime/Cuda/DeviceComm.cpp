@@ -6,10 +6,9 @@
 //   threads backend's virtual mesh (every rank on one GPU, or ranks spread
 //   over the GPUs of one machine) and MPI between processes;
 // - NcclComm calls NCCL on the rank's stream, one NCCL communicator per
-//   group of mesh axes, created on first use with a ncclUniqueId that group
-//   rank 0 makes and broadcasts over the host communicator. Every rank of a
-//   group reaches its collectives in the same order, so creating the
-//   communicator inside the first one cannot deadlock.
+//   group of mesh axes, created when the communicator is (or, on meshes of
+//   more than 3 axes, at first use) with a ncclUniqueId that group rank 0
+//   makes and broadcasts over the host communicator.
 //
 // NCCL concatenates along the flat buffer; gathers, scatters and
 // all-to-alls along another dimension move their pieces with 2-d copies
@@ -22,6 +21,7 @@
 #include "../Tensors.h"
 #include "CudaLibraries.h"
 #include "sbp/Runtime/sbp_cuda.h"
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -320,6 +320,28 @@ public:
 
   void abort(const std::string &reason) override { host->abort(reason); }
 
+  /// Creates the communicators of every ordered list of mesh axes on
+  /// meshes of up to 3 axes (at most 15), all ranks in the same order, so
+  /// that a send and its receive, which only two ranks of a group reach,
+  /// never wait for a communicator the others would have to join. Larger
+  /// meshes create them at first use.
+  bool createGroups() {
+    int64_t axes = meshShape.size();
+    if (axes > 3)
+      return true;
+    for (int64_t mask = 1; mask < (int64_t(1) << axes); ++mask) {
+      std::vector<int64_t> list;
+      for (int64_t a = 0; a < axes; ++a)
+        if (mask & (int64_t(1) << a))
+          list.push_back(a);
+      do {
+        if (!getGroup(list.data(), list.size()))
+          return false;
+      } while (std::next_permutation(list.begin(), list.end()));
+    }
+    return true;
+  }
+
 private:
   struct Group {
     ncclComm_t comm = nullptr;
@@ -420,7 +442,16 @@ sbp_comm *sbp_nccl_comm_create(sbp_comm *host, const char **error) {
       *error = failure.c_str();
     return nullptr;
   }
-  return new NcclComm(host, nccl);
+  auto *comm = new NcclComm(host, nccl);
+  if (!comm->createGroups()) {
+    thread_local std::string reason;
+    reason = getRank().error;
+    if (error)
+      *error = reason.c_str();
+    delete comm;
+    return nullptr;
+  }
+  return comm;
 }
 
 void sbp_cuda_comm_destroy(sbp_comm *comm) { delete comm; }
