@@ -41,6 +41,9 @@ struct sbp_comm {
                    int64_t peer) = 0;
   /// Stops the world, naming this rank and `reason`.
   virtual void abort(const std::string &reason) = 0;
+  /// The communicator for tensors in host memory: this one, or the host
+  /// communicator under one whose tensors live on a device.
+  virtual sbp_comm *getHostComm() { return this; }
 };
 
 /// The ranks of one mesh.

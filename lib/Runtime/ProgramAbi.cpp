@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Comm.h"
 #include "Tensors.h"
 #include "sbp/Runtime/Memref.h"
 #include "sbp/Runtime/sbp_program.h"
@@ -117,7 +118,10 @@ int64_t sbp_rt_group_sum(int64_t value, int64_t axes, int64_t numAxes) {
   std::vector<int64_t> list = unpackAxes(axes, numAxes);
   int64_t one = 1, result = value;
   sbp_tensor in{&value, 1, &one, SBP_I64}, out{&result, 1, &one, SBP_I64};
-  sbp_all_reduce(currentComm, list.data(), numAxes, &in, &out, SBP_SUM);
+  // The sizes are host integers, whatever memory the program's tensors
+  // live in.
+  sbp_all_reduce(currentComm->getHostComm(), list.data(), numAxes, &in, &out,
+                 SBP_SUM);
   return result;
 }
 

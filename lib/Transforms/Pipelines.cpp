@@ -172,10 +172,14 @@ void sbp::buildLowerGpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.emulate) {
+    // Host loops run in program order: nothing to overlap.
     pm.addPass(createSbpEmulateGpuPass());
     buildCpuCodegenPipeline(pm);
     return;
   }
+
+  if (options.overlap)
+    pm.addPass(createSbpOverlapCollectivesPass());
 
   // Kernels: outlined, then NVVM, then PTX or cubin.
   pm.addPass(createGpuKernelOutliningPass());

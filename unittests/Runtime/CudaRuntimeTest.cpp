@@ -135,6 +135,20 @@ TEST_F(CudaRuntime, CallsWithoutARankRecordAnError) {
   EXPECT_NE(std::string(error).find("sbp_cuda_synchronize"), std::string::npos);
 }
 
+TEST_F(CudaRuntime, CollectiveBracketsWithoutARank) {
+  // A program's overlap calls on a thread with no rank: recorded errors, a
+  // handle that waits for nothing.
+  sbp_rt_cuda_collective_begin();
+  EXPECT_EQ(sbp_rt_cuda_collective_end(), -1);
+  sbp_rt_cuda_collective_wait(-1);
+  sbp_rt_cuda_collective_wait(12345);
+  const char *error = sbp_cuda_synchronize();
+  ASSERT_NE(error, nullptr);
+  EXPECT_NE(std::string(error).find("sbp_rt_cuda_collective_begin"),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(CudaRuntime, KernelHandlesAreStable) {
   // Modules load lazily per context: loading needs no driver, and the
   // generated code asks for a kernel at every launch.

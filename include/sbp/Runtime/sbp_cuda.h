@@ -40,6 +40,16 @@
 extern "C" {
 #endif
 
+/* Overlap of communication and computation (sbp-overlap-collectives):
+ * the collective called between _begin and _end runs on the rank's
+ * communication stream after everything queued before _begin; _end
+ * returns a handle (-1 after an error), and _wait(handle) makes the
+ * rank's stream wait for that collective. Kernels queued in between run
+ * beside it. Without a bracket, collectives run on the rank's stream. */
+void sbp_rt_cuda_collective_begin(void);
+int64_t sbp_rt_cuda_collective_end(void);
+void sbp_rt_cuda_collective_wait(int64_t handle);
+
 /* Element type codes of sbp_rt_cuda_matmul. */
 enum {
   SBP_GEMM_F32 = 0,

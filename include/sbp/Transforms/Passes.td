@@ -345,6 +345,28 @@ def SbpLinalgToGpuPass : Pass<"sbp-linalg-to-gpu", "ModuleOp"> {
   ];
 }
 
+def SbpOverlapCollectivesPass : Pass<"sbp-overlap-collectives", "ModuleOp"> {
+  let summary = "Let collectives run beside the kernels that do not need them";
+  let description = [{
+    In a program whose buffers live on the GPU (after `sbp-gpu-buffers`
+    and `sbp-linalg-to-gpu`), brackets every collective call of the
+    runtime (`sbp_rt_<all_reduce|all_gather|reduce_scatter|all_to_all|
+    broadcast|send|recv>_<type>`) with `sbp_rt_cuda_collective_begin` and
+    `sbp_rt_cuda_collective_end`, which queue it on the rank's
+    communication stream after everything queued before it, and places
+    `sbp_rt_cuda_collective_wait` (the compute stream waits for it) right
+    before the first later op in the same block that uses any view of the
+    collective's buffers: a kernel launch, a runtime call, a deallocation
+    or the return. Kernels in between, which touch neither buffer, run on
+    the compute stream while the collective runs.
+
+    Constraints: none; a collective whose buffers are used right away
+    waits right away.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def SbpEmulateGpuPass : Pass<"sbp-emulate-gpu", "ModuleOp"> {
   let summary = "Run the GPU lowering's kernels as host loops (testing)";
   let description = [{

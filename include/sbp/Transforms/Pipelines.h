@@ -53,6 +53,12 @@ struct LowerGpuOptions : public PassPipelineOptions<LowerGpuOptions> {
                             llvm::cl::desc("Threads per block of the "
                                            "generated kernels"),
                             llvm::cl::init(256)};
+  Option<bool> overlap{
+      *this, "overlap",
+      llvm::cl::desc("Run collectives on a communication stream beside the "
+                     "kernels that do not use their buffers "
+                     "(sbp-overlap-collectives)"),
+      llvm::cl::init(true)};
   Option<bool> emulate{
       *this, "emulate",
       llvm::cl::desc("Testing: run the kernels as host loops and matmuls as "

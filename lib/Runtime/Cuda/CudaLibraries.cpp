@@ -156,5 +156,5 @@ bool sbp::cuda::copy2D(void *dst, int64_t dstPitch, const void *src,
   copy.WidthInBytes = rowBytes;
   copy.Height = rows;
   return rank.check("cuMemcpy2DAsync",
-                    getDriver()->memcpy2DAsync(&copy, rank.stream));
+                    getDriver()->memcpy2DAsync(&copy, rank.activeStream()));
 }

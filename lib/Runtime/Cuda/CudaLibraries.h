@@ -19,7 +19,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cuda.h>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace sbp::cuda {
 
@@ -138,7 +140,17 @@ const Nccl *getNccl(std::string *error = nullptr);
 struct RankState {
   int device = -1;
   CUcontext context = nullptr;
+  /// Kernels, copies and GEMMs, in program order.
   CUstream stream = nullptr;
+  /// Collectives between sbp_rt_cuda_collective_begin and _end; created at
+  /// the first.
+  CUstream commStream = nullptr;
+  /// The stream collective work goes to: commStream inside such a bracket.
+  CUstream collectiveStream = nullptr;
+  /// Events of collectives not waited for yet, by handle; spare events.
+  std::map<int64_t, CUevent> pending;
+  std::vector<CUevent> spareEvents;
+  int64_t nextHandle = 0;
   cublasHandle_t cublas = nullptr;
   /// The first error since the host last synchronized.
   std::string error;
@@ -151,6 +163,10 @@ struct RankState {
   }
   /// Whether `result` is CUDA_SUCCESS; records the failure of `call` if not.
   bool check(const char *call, CUresult result);
+  /// Where work of the runtime itself (copies, scratch buffers, NCCL) goes.
+  CUstream activeStream() const {
+    return collectiveStream ? collectiveStream : stream;
+  }
 };
 
 /// This thread's rank; `device` is -1 before sbp_cuda_rank_begin.

@@ -103,6 +103,7 @@ public:
     });
   }
   void abort(const std::string &reason) override { host->abort(reason); }
+  sbp_comm *getHostComm() override { return host; }
 
 private:
   /// Downloads `in`, runs `collective` on host tensors, uploads `out`.
@@ -189,7 +190,7 @@ public:
                           nccl->allReduce(in->data, out->data, numElements(*in),
                                           getNcclType(in->dtype),
                                           getNcclOp(kind), group->comm,
-                                          getRank().stream))
+                                          getRank().activeStream()))
                ? SBP_OK
                : SBP_ERR_ABORTED;
   }
@@ -204,7 +205,7 @@ public:
     if (whole.outer == 1 && whole.extent % p == 0)
       return check("ncclAllGather",
                    nccl->allGather(in->data, out->data, numElements(*in), type,
-                                   group->comm, getRank().stream))
+                                   group->comm, getRank().activeStream()))
                  ? SBP_OK
                  : SBP_ERR_ABORTED;
     // Uneven pieces or a gather inside rows: pieces arrive one after the
@@ -214,11 +215,11 @@ public:
     for (int64_t q = 0; q < p; ++q) {
       int64_t piece = pieceSize(whole.extent, p, q);
       nccl->send(in->data, numElements(*in), type, q, group->comm,
-                 getRank().stream);
+                 getRank().activeStream());
       nccl->recv(packed.at(whole.outer * pieceOffset(whole.extent, p, q) *
                            whole.inner * whole.bytes),
                  whole.outer * piece * whole.inner, type, q, group->comm,
-                 getRank().stream);
+                 getRank().activeStream());
     }
     if (!check("ncclGroupEnd (all_gather)", nccl->groupEnd()))
       return SBP_ERR_ABORTED;
@@ -245,13 +246,14 @@ public:
       return check("ncclReduceScatter",
                    nccl->reduceScatter(source, out->data, numElements(*out),
                                        type, getNcclOp(kind), group->comm,
-                                       getRank().stream))
+                                       getRank().activeStream()))
                  ? SBP_OK
                  : SBP_ERR_ABORTED;
     Scratch reduced(getBytes(in));
     if (!check("ncclAllReduce (reduce_scatter)",
                nccl->allReduce(source, reduced.data, numElements(*in), type,
-                               getNcclOp(kind), group->comm, getRank().stream)))
+                               getNcclOp(kind), group->comm,
+                               getRank().activeStream())))
       return SBP_ERR_ABORTED;
     int64_t start = pieceOffset(whole.extent, p, group->index);
     return copy2D(out->data, getBytes(out),
@@ -276,11 +278,11 @@ public:
       nccl->send(packedIn.at(source.outer * pieceOffset(source.extent, p, q) *
                              source.inner * source.bytes),
                  source.outer * pieceSize(source.extent, p, q) * source.inner,
-                 type, q, group->comm, getRank().stream);
+                 type, q, group->comm, getRank().activeStream());
       nccl->recv(packedOut.at(target.outer * pieceOffset(target.extent, p, q) *
                               target.inner * target.bytes),
                  target.outer * pieceSize(target.extent, p, q) * target.inner,
-                 type, q, group->comm, getRank().stream);
+                 type, q, group->comm, getRank().activeStream());
     }
     if (!check("ncclGroupEnd (all_to_all)", nccl->groupEnd()))
       return SBP_ERR_ABORTED;
@@ -290,10 +292,11 @@ public:
   int broadcast(const int64_t *axes, int64_t n, const sbp_tensor *in,
                 sbp_tensor *out, int64_t root) override {
     Group *group = getGroup(axes, n);
-    return group && check("ncclBroadcast",
-                          nccl->broadcast(in->data, out->data, numElements(*in),
-                                          getNcclType(in->dtype), root,
-                                          group->comm, getRank().stream))
+    return group &&
+                   check("ncclBroadcast",
+                         nccl->broadcast(in->data, out->data, numElements(*in),
+                                         getNcclType(in->dtype), root,
+                                         group->comm, getRank().activeStream()))
                ? SBP_OK
                : SBP_ERR_ABORTED;
   }
@@ -301,9 +304,10 @@ public:
   int send(const int64_t *axes, int64_t n, const sbp_tensor *in,
            int64_t peer) override {
     Group *group = getGroup(axes, n);
-    return group && check("ncclSend", nccl->send(in->data, numElements(*in),
-                                                 getNcclType(in->dtype), peer,
-                                                 group->comm, getRank().stream))
+    return group && check("ncclSend",
+                          nccl->send(in->data, numElements(*in),
+                                     getNcclType(in->dtype), peer, group->comm,
+                                     getRank().activeStream()))
                ? SBP_OK
                : SBP_ERR_ABORTED;
   }
@@ -311,14 +315,16 @@ public:
   int recv(const int64_t *axes, int64_t n, sbp_tensor *out,
            int64_t peer) override {
     Group *group = getGroup(axes, n);
-    return group && check("ncclRecv", nccl->recv(out->data, numElements(*out),
-                                                 getNcclType(out->dtype), peer,
-                                                 group->comm, getRank().stream))
+    return group && check("ncclRecv",
+                          nccl->recv(out->data, numElements(*out),
+                                     getNcclType(out->dtype), peer, group->comm,
+                                     getRank().activeStream()))
                ? SBP_OK
                : SBP_ERR_ABORTED;
   }
 
   void abort(const std::string &reason) override { host->abort(reason); }
+  sbp_comm *getHostComm() override { return host; }
 
   /// Creates the communicators of every ordered list of mesh axes on
   /// meshes of up to 3 axes (at most 15), all ranks in the same order, so

@@ -156,11 +156,84 @@ void sbp_cuda_rank_end(void) {
   RankState &rank = getRank();
   if (rank.device < 0)
     return;
+  const Driver *driver = getDriver();
   if (rank.cublas)
     getCublas()->destroy(rank.cublas);
-  getDriver()->streamSynchronize(rank.stream);
-  getDriver()->streamDestroy(rank.stream);
+  driver->streamSynchronize(rank.stream);
+  driver->streamDestroy(rank.stream);
+  if (rank.commStream) {
+    driver->streamSynchronize(rank.commStream);
+    driver->streamDestroy(rank.commStream);
+  }
+  for (auto [handle, event] : rank.pending)
+    driver->eventDestroy(event);
+  for (CUevent event : rank.spareEvents)
+    driver->eventDestroy(event);
   rank = RankState();
+}
+
+/// An event of the rank, reused.
+static CUevent takeEvent(RankState &rank) {
+  if (!rank.spareEvents.empty()) {
+    CUevent event = rank.spareEvents.back();
+    rank.spareEvents.pop_back();
+    return event;
+  }
+  CUevent event = nullptr;
+  rank.check("cuEventCreate",
+             getDriver()->eventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  return event;
+}
+
+void sbp_rt_cuda_collective_begin(void) {
+  RankState *rank = getActiveRank("sbp_rt_cuda_collective_begin");
+  if (!rank || !rank->error.empty())
+    return;
+  const Driver *driver = getDriver();
+  if (!rank->commStream &&
+      !rank->check(
+          "cuStreamCreate",
+          driver->streamCreate(&rank->commStream, CU_STREAM_NON_BLOCKING)))
+    return;
+  // The collective starts after everything queued before it.
+  CUevent ready = takeEvent(*rank);
+  if (!ready ||
+      !rank->check("cuEventRecord", driver->eventRecord(ready, rank->stream)) ||
+      !rank->check("cuStreamWaitEvent",
+                   driver->streamWaitEvent(rank->commStream, ready, 0)))
+    return;
+  rank->spareEvents.push_back(ready);
+  rank->collectiveStream = rank->commStream;
+}
+
+int64_t sbp_rt_cuda_collective_end(void) {
+  RankState *rank = getActiveRank("sbp_rt_cuda_collective_end");
+  if (!rank)
+    return -1;
+  bool begun = rank->collectiveStream != nullptr;
+  rank->collectiveStream = nullptr;
+  if (!begun || !rank->error.empty())
+    return -1;
+  CUevent done = takeEvent(*rank);
+  if (!done || !rank->check("cuEventRecord",
+                            getDriver()->eventRecord(done, rank->commStream)))
+    return -1;
+  int64_t handle = rank->nextHandle++;
+  rank->pending[handle] = done;
+  return handle;
+}
+
+void sbp_rt_cuda_collective_wait(int64_t handle) {
+  RankState *rank = getActiveRank("sbp_rt_cuda_collective_wait");
+  if (!rank)
+    return;
+  auto found = rank->pending.find(handle);
+  if (found == rank->pending.end())
+    return;
+  rank->check("cuStreamWaitEvent",
+              getDriver()->streamWaitEvent(rank->stream, found->second, 0));
+  rank->spareEvents.push_back(found->second);
+  rank->pending.erase(found);
 }
 
 const char *sbp_cuda_synchronize(void) {
@@ -181,9 +254,10 @@ void *sbp_cuda_alloc(int64_t bytes) {
   RankState *rank = getActiveRank("sbp_cuda_alloc");
   CUdeviceptr pointer = 0;
   // Zero-sized tensors still get a distinct address.
-  if (!rank || !rank->check("cuMemAllocAsync",
-                            getDriver()->memAllocAsync(
-                                &pointer, bytes > 0 ? bytes : 1, rank->stream)))
+  if (!rank ||
+      !rank->check("cuMemAllocAsync",
+                   getDriver()->memAllocAsync(&pointer, bytes > 0 ? bytes : 1,
+                                              rank->activeStream())))
     return nullptr;
   return reinterpret_cast<void *>(pointer);
 }
@@ -191,9 +265,9 @@ void *sbp_cuda_alloc(int64_t bytes) {
 void sbp_cuda_free(void *pointer) {
   RankState *rank = getActiveRank("sbp_cuda_free");
   if (rank && pointer)
-    rank->check("cuMemFreeAsync",
-                getDriver()->memFreeAsync(
-                    reinterpret_cast<CUdeviceptr>(pointer), rank->stream));
+    rank->check("cuMemFreeAsync", getDriver()->memFreeAsync(
+                                      reinterpret_cast<CUdeviceptr>(pointer),
+                                      rank->activeStream()));
 }
 
 int sbp_cuda_upload(void *device, const void *host, int64_t bytes) {
@@ -205,9 +279,9 @@ int sbp_cuda_upload(void *device, const void *host, int64_t bytes) {
                 "cuMemcpyAsync (to the device)",
                 getDriver()->memcpyAsync(reinterpret_cast<CUdeviceptr>(device),
                                          reinterpret_cast<CUdeviceptr>(host),
-                                         bytes, rank->stream)) &&
+                                         bytes, rank->activeStream())) &&
             rank->check("cuStreamSynchronize",
-                        getDriver()->streamSynchronize(rank->stream));
+                        getDriver()->streamSynchronize(rank->activeStream()));
   return ok ? 0 : -1;
 }
 
@@ -219,9 +293,9 @@ int sbp_cuda_download(void *host, const void *device, int64_t bytes) {
                 "cuMemcpyAsync (to the host)",
                 getDriver()->memcpyAsync(reinterpret_cast<CUdeviceptr>(host),
                                          reinterpret_cast<CUdeviceptr>(device),
-                                         bytes, rank->stream)) &&
+                                         bytes, rank->activeStream())) &&
             rank->check("cuStreamSynchronize",
-                        getDriver()->streamSynchronize(rank->stream));
+                        getDriver()->streamSynchronize(rank->activeStream()));
   return ok ? 0 : -1;
 }
 
