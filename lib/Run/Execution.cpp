@@ -16,6 +16,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <numeric>
@@ -145,10 +146,16 @@ void Execution::runCudaRank(int64_t rank, sbp_comm *comm,
   int devices = std::max(1, sbp_cuda_device_count());
   const char *problem = nullptr;
   bool begun = sbp_cuda_rank_begin(rank % devices, &problem) == 0;
+  // Threads share an address space: device copies between their buffers
+  // (SBP_CUDA_VIRTUAL_MESH=staging stages them through host memory).
+  const char *virtualMesh = std::getenv("SBP_CUDA_VIRTUAL_MESH");
+  bool staged =
+      options.useMpi || (virtualMesh && std::string(virtualMesh) == "staging");
   sbp_comm *deviceComm = nullptr;
   if (begun)
     deviceComm = options.useNccl ? sbp_nccl_comm_create(comm, &problem)
-                                 : sbp_cuda_staging_comm_create(comm);
+                 : staged        ? sbp_cuda_staging_comm_create(comm)
+                                 : sbp_cuda_device_comm_create(comm);
   bool ok = deviceComm != nullptr;
   if (!ok)
     sbp_comm_abort(comm, problem);

@@ -10,9 +10,10 @@
  *   driver is installed;
  * - sbp_rt_cuda_matmul (cuBLAS, loaded at run time: libcublas.so.13);
  * - the collectives of sbp_program.h, on device buffers, through the
- *   communicator the host set: one from sbp_cuda_staging_comm_create (a
- *   host communicator, buffers staged through host memory: the threads
- *   backend's virtual mesh, MPI) or from sbp_nccl_comm_create (NCCL,
+ *   communicator the host set: one from sbp_cuda_device_comm_create
+ *   (ranks as threads of one process, device copies: the virtual mesh),
+ *   sbp_cuda_staging_comm_create (a host communicator, buffers staged
+ *   through host memory: MPI) or sbp_nccl_comm_create (NCCL,
  *   libnccl.so.2, one GPU per rank).
  *
  * A thread runs one rank: sbp_cuda_rank_begin makes its device's primary
@@ -86,6 +87,12 @@ int sbp_cuda_download(void *host, const void *device, int64_t bytes);
  * collective, and copies the result back. `host` stays owned by its
  * world. */
 sbp_comm *sbp_cuda_staging_comm_create(sbp_comm *host);
+/* A communicator of the same rank as `host`, for ranks that are threads of
+ * one process (`host` from the threads backend), whose collectives take
+ * device buffers and move them by device-to-device copies between the
+ * ranks' buffers: the virtual mesh. f32/f64 sums add with cuBLAS; other
+ * reductions, all-to-alls and sends are staged through host memory. */
+sbp_comm *sbp_cuda_device_comm_create(sbp_comm *host);
 /* A communicator of the same rank as `host` whose collectives are NCCL
  * calls on this rank's stream, with one NCCL communicator per group of
  * mesh axes, created on first use; `host` only exchanges the

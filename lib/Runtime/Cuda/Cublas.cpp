@@ -109,20 +109,9 @@ void sbp_rt_cuda_matmul(int64_t aRank, void *a, int64_t bRank, void *b,
   // After a failure the rank only runs to its end.
   if (!rank.error.empty())
     return;
-  std::string failure;
-  const Cublas *cublas = getCublas(&failure);
-  if (!cublas) {
-    rank.fail(failure);
+  if (!getCublasHandle(rank, rank.stream))
     return;
-  }
-  if (!rank.cublas) {
-    if (int status = cublas->create(&rank.cublas)) {
-      rank.fail(std::string("cublasCreate: ") +
-                cublas->getStatusString(status));
-      return;
-    }
-  }
-  cublas->setStream(rank.cublas, rank.stream);
+  const Cublas *cublas = getCublas();
 
   Descriptor da(aRank, a), db(bRank, b), dc(cRank, c), dout(outRank, out);
   if (aRank != bRank || aRank != cRank || aRank != outRank) {

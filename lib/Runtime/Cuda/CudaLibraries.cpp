@@ -143,6 +143,24 @@ bool RankState::check(const char *call, CUresult result) {
 
 RankState &sbp::cuda::getRank() { return rankState; }
 
+cublasHandle_t sbp::cuda::getCublasHandle(RankState &rank, CUstream stream) {
+  std::string failure;
+  const Cublas *cublas = getCublas(&failure);
+  if (!cublas) {
+    rank.fail(failure);
+    return nullptr;
+  }
+  if (!rank.cublas) {
+    if (int status = cublas->create(&rank.cublas)) {
+      rank.fail(std::string("cublasCreate: ") +
+                cublas->getStatusString(status));
+      return nullptr;
+    }
+  }
+  cublas->setStream(rank.cublas, stream);
+  return rank.cublas;
+}
+
 bool sbp::cuda::copy2D(void *dst, int64_t dstPitch, const void *src,
                        int64_t srcPitch, int64_t rowBytes, int64_t rows) {
   RankState &rank = getRank();

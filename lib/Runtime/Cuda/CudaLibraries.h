@@ -94,6 +94,10 @@ struct Cublas {
                               const void *, int, int, long long, const void *,
                               void *, int, int, long long, int, int,
                               int) = nullptr;
+  int (*saxpy)(cublasHandle_t, int, const float *, const float *, int, float *,
+               int) = nullptr;
+  int (*daxpy)(cublasHandle_t, int, const double *, const double *, int,
+               double *, int) = nullptr;
   const char *(*getStatusString)(int) = nullptr;
 };
 
@@ -171,6 +175,10 @@ struct RankState {
 
 /// This thread's rank; `device` is -1 before sbp_cuda_rank_begin.
 RankState &getRank();
+
+/// The rank's cuBLAS handle on `stream`, created on first use; null with
+/// the rank's error recorded when cuBLAS is missing.
+cublasHandle_t getCublasHandle(RankState &rank, CUstream stream);
 
 /// Copies a `rows` x `rowBytes` block between device buffers with row
 /// pitches `srcPitch` and `dstPitch` on the rank's stream.
