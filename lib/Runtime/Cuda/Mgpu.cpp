@@ -88,6 +88,24 @@ RankState *getActiveRank(const char *call) {
   return &rank;
 }
 
+/// Copies `bytes` between host and device memory (unified addressing
+/// tells which is which) and waits for the copy: 0, or -1 with the rank's
+/// error recorded.
+int copyAndWait(void *dst, const void *src, int64_t bytes, const char *call) {
+  RankState *rank = getActiveRank(call);
+  if (!rank)
+    return -1;
+  CUstream stream = rank->activeStream();
+  bool ok =
+      rank->check(call,
+                  getDriver()->memcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                           reinterpret_cast<CUdeviceptr>(src),
+                                           bytes, stream)) &&
+      rank->check("cuStreamSynchronize",
+                  getDriver()->streamSynchronize(stream));
+  return ok ? 0 : -1;
+}
+
 Module *createModule(const void *image, bool isPtx, int optLevel) {
   auto *module = new Module;
   module->image = image;
@@ -271,32 +289,12 @@ void sbp_cuda_free(void *pointer) {
 }
 
 int sbp_cuda_upload(void *device, const void *host, int64_t bytes) {
-  RankState *rank = getActiveRank("sbp_cuda_upload");
-  if (!rank)
-    return -1;
-  // The host buffer may be reused as soon as we return.
-  bool ok = rank->check(
-                "cuMemcpyAsync (to the device)",
-                getDriver()->memcpyAsync(reinterpret_cast<CUdeviceptr>(device),
-                                         reinterpret_cast<CUdeviceptr>(host),
-                                         bytes, rank->activeStream())) &&
-            rank->check("cuStreamSynchronize",
-                        getDriver()->streamSynchronize(rank->activeStream()));
-  return ok ? 0 : -1;
+  // The host buffer may be reused as soon as this returns.
+  return copyAndWait(device, host, bytes, "sbp_cuda_upload");
 }
 
 int sbp_cuda_download(void *host, const void *device, int64_t bytes) {
-  RankState *rank = getActiveRank("sbp_cuda_download");
-  if (!rank)
-    return -1;
-  bool ok = rank->check(
-                "cuMemcpyAsync (to the host)",
-                getDriver()->memcpyAsync(reinterpret_cast<CUdeviceptr>(host),
-                                         reinterpret_cast<CUdeviceptr>(device),
-                                         bytes, rank->activeStream())) &&
-            rank->check("cuStreamSynchronize",
-                        getDriver()->streamSynchronize(rank->activeStream()));
-  return ok ? 0 : -1;
+  return copyAndWait(host, device, bytes, "sbp_cuda_download");
 }
 
 // The ABI of MLIR's gpu-to-llvm lowering.
