@@ -38,7 +38,7 @@ Value allocate(OpBuilder &builder, Location loc, MemRefType type,
 }
 
 /// Frees device buffer `buffer` (any view of it: its base is freed).
-void free(OpBuilder &builder, Location loc, Value buffer) {
+void deallocate(OpBuilder &builder, Location loc, Value buffer) {
   auto base = memref::ExtractStridedMetadataOp::create(builder, loc, buffer)
                   .getBaseBuffer();
   auto token =
@@ -99,7 +99,7 @@ void lowerDealloc(bufferization::DeallocOp dealloc) {
     }
     auto ifOp = scf::IfOp::create(builder, loc, doFree);
     OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
-    free(thenBuilder, loc, buffer);
+    deallocate(thenBuilder, loc, buffer);
     addresses.push_back(address);
     freed.push_back(doFree);
   }
@@ -152,7 +152,7 @@ struct SbpGpuBuffersPass
           copy = memref::CastOp::create(builder, loc, type, copy);
         clone.replaceAllUsesWith(copy);
       } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-        free(builder, loc, dealloc.getMemref());
+        deallocate(builder, loc, dealloc.getMemref());
       } else {
         lowerDealloc(cast<bufferization::DeallocOp>(op));
         continue;
