@@ -163,6 +163,9 @@ cublasHandle_t sbp::cuda::getCublasHandle(RankState &rank, CUstream stream) {
 
 bool sbp::cuda::copy2D(void *dst, int64_t dstPitch, const void *src,
                        int64_t srcPitch, int64_t rowBytes, int64_t rows) {
+  // Empty pieces of balanced splits move nothing.
+  if (rowBytes == 0 || rows == 0)
+    return true;
   RankState &rank = getRank();
   CUDA_MEMCPY2D copy = {};
   copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
