@@ -83,6 +83,11 @@ double median(std::vector<double> values) {
 
 } // namespace
 
+bool sbp::run::isUnderMpiLauncher() {
+  return std::getenv("PMI_RANK") || std::getenv("PMI_SIZE") ||
+         std::getenv("OMPI_COMM_WORLD_SIZE");
+}
+
 Execution::Execution(const EntryPoint &program, std::vector<TensorSpec> args,
                      std::vector<TensorSpec> results, ExecutionOptions options)
     : program(program), args(std::move(args)), results(std::move(results)),

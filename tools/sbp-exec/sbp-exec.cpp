@@ -177,8 +177,7 @@ int main(int argc, char **argv) {
         return usage(error);
   }
 
-  bool underMpirun = std::getenv("PMI_RANK") || std::getenv("PMI_SIZE") ||
-                     std::getenv("OMPI_COMM_WORLD_SIZE");
+  bool underMpirun = isUnderMpiLauncher();
   ExecutionOptions options;
   options.mesh = manifest->mesh;
   options.timeoutSeconds = flags.timeout;

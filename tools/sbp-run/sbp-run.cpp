@@ -542,8 +542,7 @@ int Runner::run() {
   }
 
   // NCCL runs one GPU per rank: processes under mpirun, else threads.
-  bool underMpirun = std::getenv("PMI_RANK") || std::getenv("PMI_SIZE") ||
-                     std::getenv("OMPI_COMM_WORLD_SIZE");
+  bool underMpirun = isUnderMpiLauncher();
 #ifdef SBP_HAVE_CUDA
   int64_t ranks = 1;
   for (int64_t size : mesh)
@@ -699,7 +698,7 @@ static int launchProcesses(int argc, char **argv) {
   if (commFlag != "mpi" && commFlag != "nccl")
     return usage("--nproc starts one process per rank: it needs --comm mpi "
                  "or --comm nccl");
-  if (std::getenv("PMI_RANK") || std::getenv("OMPI_COMM_WORLD_SIZE"))
+  if (isUnderMpiLauncher())
     return usage("--nproc: already running under mpirun");
   std::string launcher = SBP_MPIEXEC;
   if (launcher.empty())

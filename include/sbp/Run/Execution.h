@@ -22,6 +22,10 @@ struct ExecutionOptions {
   bool useNccl = false;
 };
 
+/// Whether this process was started by an MPI launcher (MPICH's or Open
+/// MPI's), as one process of several.
+bool isUnderMpiLauncher();
+
 /// Runs a program on every rank of a mesh: gives each rank its shard of
 /// the global inputs and rebuilds the global results.
 class Execution {
