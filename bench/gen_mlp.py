@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes a Megatron-style MLP of N layers as a logical program.
 
-Usage: gen_mlp.py LAYERS [--ranks R] [--shard]
+Usage: gen_mlp.py LAYERS [--ranks R] [--shard | --logical]
+                  [--batch B --width W --hidden H]
 
 Each layer is h = tanh(h W1) W2 with W1 split by columns and W2 by rows over
 a 1-d mesh of R devices (default 4), so a correct partitioning has exactly
@@ -9,7 +10,8 @@ one all-reduce per layer. The layouts are given with sbp's `sbp.sharding`,
 or with `--shard` as upstream MLIR's shard dialect annotations, to run the
 same model through upstream's sharding-propagation and shard-partition.
 tanh is a linalg.generic because upstream has no rule for math ops on
-tensors.
+tensors. `--logical` writes the program without a mesh or layouts, for the
+auto-parallel search and pipelines to place.
 """
 
 import argparse
@@ -18,9 +20,13 @@ parser = argparse.ArgumentParser()
 parser.add_argument("layers", type=int)
 parser.add_argument("--ranks", type=int, default=4)
 parser.add_argument("--shard", action="store_true")
+parser.add_argument("--logical", action="store_true")
+parser.add_argument("--batch", type=int, default=8)
+parser.add_argument("--width", type=int, default=64)
+parser.add_argument("--hidden", type=int, default=256)
 opts = parser.parse_args()
 
-batch, width, hidden = 8, 64, 256
+batch, width, hidden = opts.batch, opts.width, opts.hidden
 act = f"tensor<{batch}x{hidden}xf32>"
 out = f"tensor<{batch}x{width}xf32>"
 w1t = f"tensor<{width}x{hidden}xf32>"
@@ -28,7 +34,7 @@ w2t = f"tensor<{hidden}x{width}xf32>"
 
 
 def weight_arg(name, type, split):
-    if opts.shard:
+    if opts.shard or opts.logical:
         return f"%{name}: {type}"
     return f"%{name}: {type} {{sbp.sharding = #sbp.nd<@m, [S({split})]>}}"
 
@@ -41,7 +47,7 @@ for i in range(opts.layers):
 lines = []
 if opts.shard:
     lines.append(f"shard.grid @m(shape = {opts.ranks})")
-else:
+elif not opts.logical:
     lines.append(f"sbp.mesh @m shape = [{opts.ranks}]")
 lines.append(f"func.func @mlp({', '.join(args)}) -> {out} {{")
 lines.append("  %zero = arith.constant 0.0 : f32")

@@ -49,11 +49,19 @@ struct Execution::Barrier {
 
 namespace {
 
-/// The global shape of a result from every rank's shard: along each
-/// dimension, the sum of the pieces of the ranks that differ only on the
-/// axes that split it.
-std::vector<int64_t> inferGlobalShape(const std::vector<NpyArray> &shards,
-                                      const sbp::runtime::Layout &layout) {
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+} // namespace
+
+std::vector<int64_t>
+sbp::run::inferGlobalShape(const std::vector<NpyArray> &shards,
+                           const sbp::runtime::Layout &layout) {
   std::vector<int64_t> global(shards[0].shape.size(), 0);
   for (size_t rank = 0; rank < shards.size(); ++rank) {
     std::vector<int64_t> coords =
@@ -73,16 +81,6 @@ std::vector<int64_t> inferGlobalShape(const std::vector<NpyArray> &shards,
   return global;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty())
-    return 0;
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-} // namespace
-
 bool sbp::run::isUnderMpiLauncher() {
   return std::getenv("PMI_RANK") || std::getenv("PMI_SIZE") ||
          std::getenv("OMPI_COMM_WORLD_SIZE");
@@ -90,12 +88,20 @@ bool sbp::run::isUnderMpiLauncher() {
 
 Execution::Execution(const EntryPoint &program, std::vector<TensorSpec> args,
                      std::vector<TensorSpec> results, ExecutionOptions options)
-    : program(program), args(std::move(args)), results(std::move(results)),
+    : program(&program), args(std::move(args)), results(std::move(results)),
       options(std::move(options)) {
   for (TensorSpec &spec : this->args)
     spec.layout.meshShape = this->options.mesh;
   for (TensorSpec &spec : this->results)
     spec.layout.meshShape = this->options.mesh;
+}
+
+Execution::Execution(const Pipeline &pipeline, std::vector<TensorSpec> results,
+                     ExecutionOptions options)
+    : pipeline(&pipeline), results(std::move(results)),
+      options(std::move(options)) {
+  for (int64_t mb = 0; mb < pipeline.microBatches; ++mb)
+    taskNames.push_back("F" + std::to_string(mb));
 }
 
 void Execution::runRank(int64_t rank, sbp_comm *comm,
@@ -119,7 +125,7 @@ void Execution::runRank(int64_t rank, sbp_comm *comm,
     synchronize();
     sbp_program_trace(record);
     double begin = sbp_program_now_us();
-    program.call(pointers, results, rankResults);
+    program->call(pointers, results, rankResults);
     double end = sbp_program_now_us();
     sbp_program_trace(false);
     if (record)
@@ -128,12 +134,16 @@ void Execution::runRank(int64_t rank, sbp_comm *comm,
   sbp_program_set_comm(nullptr);
 }
 
-void Execution::record(int64_t rank, double begin, double end) {
+void Execution::record(int64_t rank, double begin, double end,
+                       std::vector<sbp_span> tasks,
+                       std::vector<sbp_span> transfers) {
   Iteration iteration;
   iteration.begin = begin;
   iteration.end = end;
+  iteration.tasks = std::move(tasks);
   std::vector<sbp_span> spans(4096);
   spans.resize(sbp_program_take_spans(spans.data(), spans.size()));
+  spans.insert(spans.end(), transfers.begin(), transfers.end());
   for (const sbp_span &span : spans)
     iteration.communication += span.end_us - span.begin_us;
   if (options.trace)
@@ -190,7 +200,7 @@ void Execution::runCudaRank(int64_t rank, sbp_comm *comm,
     bool recorded = timed && (options.benchIterations == 0 || it > 0);
     sbp_program_trace(recorded);
     double begin = sbp_program_now_us();
-    program.invoke(data, shapes, results, returned);
+    program->invoke(data, shapes, results, returned);
     // An iteration ends when its kernels have run.
     const char *failure = sbp_cuda_synchronize();
     double end = sbp_program_now_us();
@@ -236,6 +246,17 @@ void Execution::runCudaRank(int64_t rank, sbp_comm *comm,
 #endif
 }
 
+void Execution::runAnyRank(int64_t rank, sbp_comm *comm,
+                           const std::vector<NpyArray> &inputs,
+                           std::vector<NpyArray> &rankResults) {
+  if (pipeline)
+    runPipelineRank(rank, comm, inputs, rankResults);
+  else if (program->getBackend() == Backend::Cuda)
+    runCudaRank(rank, comm, inputs, rankResults);
+  else
+    runRank(rank, comm, inputs, rankResults);
+}
+
 bool Execution::run(const std::vector<NpyArray> &inputs,
                     std::vector<NpyArray> &outputs, std::string &error) {
   int64_t numRanks = 1;
@@ -264,10 +285,7 @@ bool Execution::run(const std::vector<NpyArray> &inputs,
       sbp_tensor in{&value, 1, &one, SBP_I64}, out{&sum, 1, &one, SBP_I64};
       sbp_all_reduce(comm, axes.data(), axes.size(), &in, &out, SBP_SUM);
     };
-    if (program.getBackend() == Backend::Cuda)
-      runCudaRank(rank, comm, inputs, rankResults[rank]);
-    else
-      runRank(rank, comm, inputs, rankResults[rank]);
+    runAnyRank(rank, comm, inputs, rankResults[rank]);
     gatherResults(comm, rank, rankResults);
   } else {
     world = sbp_threads_world_create(options.mesh.data(), options.mesh.size(),
@@ -277,11 +295,8 @@ bool Execution::run(const std::vector<NpyArray> &inputs,
     std::vector<std::thread> threads;
     for (int64_t rank = 0; rank < numRanks; ++rank)
       threads.emplace_back([&, rank] {
-        sbp_comm *comm = sbp_world_comm(world, rank);
-        if (program.getBackend() == Backend::Cuda)
-          runCudaRank(rank, comm, inputs, rankResults[rank]);
-        else
-          runRank(rank, comm, inputs, rankResults[rank]);
+        runAnyRank(rank, sbp_world_comm(world, rank), inputs,
+                   rankResults[rank]);
       });
     for (std::thread &thread : threads)
       thread.join();
@@ -292,6 +307,8 @@ bool Execution::run(const std::vector<NpyArray> &inputs,
     return false;
   }
   sbp_world_destroy(world);
+  if (pipeline)
+    return assemblePipelineOutputs(rankResults, outputs, error);
 
   outputs.assign(results.size(), NpyArray());
   for (size_t r = 0; r < results.size(); ++r) {
@@ -315,9 +332,10 @@ void Execution::gatherResults(sbp_comm *comm, int64_t rank,
   std::vector<int64_t> axes(options.mesh.size());
   std::iota(axes.begin(), axes.end(), 0);
   int64_t numRanks = rankResults.size();
+  size_t count = rankResults[rank].size();
   for (int64_t j = 0; j < numRanks; ++j)
-    rankResults[j].resize(results.size());
-  for (size_t r = 0; r < results.size(); ++r) {
+    rankResults[j].resize(count);
+  for (size_t r = 0; r < count; ++r) {
     NpyArray &mine = rankResults[rank][r];
     int64_t tensorRank = mine.shape.size();
     std::vector<int64_t> shapes(numRanks * tensorRank);
@@ -396,7 +414,30 @@ std::string Execution::formatBench() const {
                   median(compute), median(communication));
     text += line;
   }
-  return text;
+  if (!pipeline)
+    return text;
+  // The bubble: the fraction of the step the devices spend outside tasks.
+  std::vector<double> bubbles;
+  for (size_t it = 0; it < iterations; ++it) {
+    double busy = 0;
+    int64_t ranks = 0;
+    for (const auto &rank : timeline) {
+      if (it >= rank.size())
+        continue;
+      ++ranks;
+      for (const sbp_span &task : rank[it].tasks)
+        busy += task.end_us - task.begin_us;
+    }
+    if (ranks && times[it] > 0)
+      bubbles.push_back(1 - busy / 1000 / (ranks * times[it]));
+  }
+  std::snprintf(
+      line, sizeof(line),
+      "pipeline: stages=%zu micro_batches=%lld schedule=%s "
+      "bubble=%.3f\n",
+      pipeline->stages.size(), static_cast<long long>(pipeline->microBatches),
+      sbp::runtime::getScheduleName(pipeline->schedule), median(bubbles));
+  return text + line;
 }
 
 bool Execution::writeTrace(const std::string &path, std::string &error) const {
@@ -420,6 +461,15 @@ bool Execution::writeTrace(const std::string &path, std::string &error) const {
         << rank << ", \"args\": {\"name\": \"rank " << rank << "\"}}";
     first = false;
     for (const Iteration &it : timeline[rank]) {
+      // A pipeline stage's tasks, with the transfers and collectives
+      // within and between them.
+      if (pipeline) {
+        for (const sbp_span &task : it.tasks)
+          event(task.name, "task", rank, task.begin_us, task.end_us);
+        for (const sbp_span &span : it.spans)
+          event(span.name, "communication", rank, span.begin_us, span.end_us);
+        continue;
+      }
       // Compute is whatever lies between the collectives.
       double at = it.begin;
       for (const sbp_span &span : it.spans) {

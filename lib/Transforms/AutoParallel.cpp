@@ -10,11 +10,13 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
 #include "sbp/Cost/CostModel.h"
 #include "sbp/Transforms/AutoParallelReport.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Propagation.h"
 #include "sbp/Transforms/SearchProblem.h"
+#include "sbp/Transforms/StagePlanner.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <chrono>
 #include <cmath>
@@ -47,67 +49,7 @@ std::optional<SmallVector<int64_t>> parseMeshShape(StringRef text) {
   return shape;
 }
 
-/// Producers whose result is the same whatever its layout and costs
-/// nothing to make again: an uninitialized tensor, a splat constant and a
-/// fill of one with a constant. CSE shares one between unrelated ops (every
-/// matmul's zero accumulator); each use gets its own copy so that the
-/// layouts of unrelated ops stay independent (CSE merges copies whose
-/// layouts agree again after partitioning).
-bool isFreeToRepeat(Operation *op) {
-  if (op->getNumResults() != 1 ||
-      !isa<RankedTensorType>(op->getResultTypes()[0]))
-    return false;
-  if (isa<tensor::EmptyOp>(op))
-    return true;
-  if (auto constant = dyn_cast<arith::ConstantOp>(op))
-    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
-      return dense.isSplat();
-  if (auto fill = dyn_cast<linalg::FillOp>(op))
-    return fill.getInputs()[0].getDefiningOp<arith::ConstantOp>() &&
-           fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
-  return false;
-}
-
-void duplicateFreeProducers(FunctionOpInterface func) {
-  SmallVector<Operation *> producers;
-  func.walk([&](Operation *op) {
-    if (isFreeToRepeat(op))
-      producers.push_back(op);
-  });
-  // Users first, so that a copied fill's empty tensor is copied too.
-  for (Operation *op : llvm::reverse(producers)) {
-    SmallVector<OpOperand *> uses;
-    for (OpOperand &use : op->getResult(0).getUses())
-      uses.push_back(&use);
-    OpBuilder builder(op->getContext());
-    builder.setInsertionPointAfter(op);
-    for (OpOperand *use : llvm::drop_begin(uses))
-      use->set(builder.clone(*op)->getResult(0));
-  }
-}
-
-/// A plan: states per node, and what it costs.
-struct Plan {
-  std::vector<unsigned> states;
-  PlanCost cost;
-  Solution solution;
-  /// Solves the search needed to find it (one per byte price tried).
-  unsigned solves = 1;
-};
-
 using Allow = std::function<bool(const SearchProblem::Node &, unsigned)>;
-
-Plan solve(const SearchProblem &problem, double memoryWeight,
-           const Allow &allow, double timeLimit) {
-  std::vector<std::vector<unsigned>> states;
-  CostGraph graph = problem.buildGraph(memoryWeight, allow, states);
-  Plan plan;
-  plan.solution = graph.solve(timeLimit);
-  for (auto [node, state] : llvm::enumerate(plan.solution.states))
-    plan.states.push_back(states[node][state]);
-  plan.cost = problem.evaluate(plan.states);
-  return plan;
-}
 
 /// The reference strategies of the report, each the best plan under its
 /// constraint, priced by the same model: replicated (every value `B`), data
@@ -149,26 +91,25 @@ priceReferences(const SearchProblem &problem, double timeLimit) {
                             : isB(node.layouts[s]);
   };
   return {
-      {"data parallel", solve(problem, 0, dataParallel, timeLimit).cost},
-      {"tensor parallel", solve(problem, 0, tensorParallel, timeLimit).cost},
-      {"replicated", solve(problem, 0, replicated, timeLimit).cost}};
-}
-
-std::string formatBytes(double bytes) {
-  constexpr double kMiB = 1024.0 * 1024;
-  if (bytes >= 1024 * kMiB)
-    return llvm::formatv("{0:F2} GiB", bytes / (1024 * kMiB)).str();
-  return llvm::formatv("{0:F2} MiB", bytes / kMiB).str();
+      {"data parallel", solvePlan(problem, 0, dataParallel, timeLimit).cost},
+      {"tensor parallel",
+       solvePlan(problem, 0, tensorParallel, timeLimit).cost},
+      {"replicated", solvePlan(problem, 0, replicated, timeLimit).cost}};
 }
 
 struct SbpAutoParallelPass
-    : public sbp::impl::SbpAutoParallelPassBase<SbpAutoParallelPass> {
+    : public mlir::sbp::impl::SbpAutoParallelPassBase<SbpAutoParallelPass> {
   using Base::Base;
 
   void runOnOperation() override;
 
 private:
   FailureOr<MeshOp> resolveMesh(const Cluster &cluster);
+  /// Pipelines the module's function when a pipeline is asked for or beats
+  /// the best plan without stages; whether it did.
+  FailureOr<bool> tryPipeline(const Cluster &cluster, MeshOp mesh,
+                              const CostModel &model, double limit,
+                              AutoParallelReport &writer);
   /// The fastest plan within `limit`, or failure with the least memory a
   /// plan was found to need.
   FailureOr<Plan> search(const SearchProblem &problem, double limit,
@@ -176,6 +117,8 @@ private:
   void progress(StringRef funcName, const Twine &message);
 
   Clock::time_point start;
+  /// Whether resolveMesh made the mesh (rather than finding it).
+  bool createdMesh = false;
 };
 
 void SbpAutoParallelPass::progress(StringRef funcName, const Twine &message) {
@@ -230,57 +173,100 @@ FailureOr<MeshOp> SbpAutoParallelPass::resolveMesh(const Cluster &cluster) {
   std::string name = "mesh";
   for (unsigned suffix = 0; module.lookupSymbol(name);)
     name = "mesh_" + std::to_string(suffix++);
+  createdMesh = true;
   return MeshOp::create(builder, module.getLoc(), name, shape, ArrayAttr());
+}
+
+FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
+                                                 MeshOp mesh,
+                                                 const CostModel &model,
+                                                 double limit,
+                                                 AutoParallelReport &writer) {
+  ModuleOp module = getOperation();
+  auto scheduleKind = ::sbp::runtime::parseSchedule(schedule);
+  if (pipelineStages < 0 || microBatches < 0 || !scheduleKind)
+    return module.emitError()
+           << "sbp-auto-parallel: "
+           << (!scheduleKind
+                   ? "schedule=" + schedule + ": expected 1f1b or gpipe"
+               : pipelineStages < 0 ? std::string("pipeline-stages must not "
+                                                  "be negative")
+                                    : std::string("micro-batches must not be "
+                                                  "negative"));
+  SmallVector<func::FuncOp> funcs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      funcs.push_back(func);
+  if (funcs.size() != 1 || module->hasAttr(SbpDialect::getPipelineAttrName())) {
+    if (pipelineStages > 1)
+      return module.emitError() << "sbp-auto-parallel: pipeline-stages="
+                                << static_cast<int64_t>(pipelineStages)
+                                << " needs a module of one function";
+    return false;
+  }
+  func::FuncOp func = funcs.front();
+  // The user's layout constraints hold on the whole mesh: no stages then,
+  // unless asked for (and refused by micro-batching).
+  FailureOr<MeshOp> annotated = findAnnotatedMesh(func);
+  if (failed(annotated))
+    return failure();
+  if (*annotated && pipelineStages == 0)
+    return false;
+
+  double single = std::numeric_limits<double>::infinity();
+  if (pipelineStages == 0) {
+    duplicateFreeProducers(func);
+    FailureOr<SearchProblem> problem = SearchProblem::build(func, mesh, model);
+    if (failed(problem))
+      return failure();
+    double leastMemory = 0;
+    FailureOr<Plan> plan = search(*problem, limit, func.getName(), leastMemory);
+    if (succeeded(plan))
+      single = plan->cost.stepTime();
+  }
+  PipelineSearchOptions options;
+  options.stages = pipelineStages;
+  options.microBatches = microBatches;
+  options.schedule = *scheduleKind;
+  options.memoryLimit = limit;
+  options.timeLimit = timeLimit;
+  FailureOr<std::optional<PipelinePlan>> planned = planPipeline(
+      func, cluster, mesh.getShape(), options, single,
+      [&](const Twine &message) { progress(func.getName(), message); });
+  if (failed(planned))
+    return failure();
+  if (!*planned)
+    return false;
+  const PipelinePlan &plan = **planned;
+  progress(func.getName(),
+           llvm::formatv("{0} stages, {1} micro-batches: {2:F3} ms per step",
+                         plan.stages, plan.microBatches, plan.stepTime * 1e3));
+  if (failed(applyPipelinePlan(
+          func, plan, cluster, options,
+          [&](func::FuncOp stage, const SearchProblem &problem,
+              const Plan &stagePlan, const CostModel &, MeshOp) {
+            if (!report.empty())
+              writer.addFunction(stage, problem, stagePlan.states,
+                                 stagePlan.cost, stagePlan.solution,
+                                 stagePlan.solves, 0, {});
+          })))
+    return failure();
+  // The stages run on their sub-mesh; a whole mesh made for them goes.
+  if (createdMesh && SymbolTable::symbolKnownUseEmpty(mesh, module))
+    mesh.erase();
+  writer.setPipeline(plan, single);
+  if (!timeline.empty() && failed(writeTimelineSvg(timeline, plan)))
+    return module.emitError()
+           << "sbp-auto-parallel: cannot write timeline=" << timeline;
+  return true;
 }
 
 FailureOr<Plan> SbpAutoParallelPass::search(const SearchProblem &problem,
                                             double limit, StringRef funcName,
                                             double &leastMemory) {
-  Plan fastest = solve(problem, 0, nullptr, timeLimit);
-  leastMemory = fastest.cost.peakMemory;
-  progress(funcName, llvm::formatv("fastest plan: {0:F3} ms per step, {1}",
-                                   fastest.cost.stepTime() * 1e3,
-                                   formatBytes(fastest.cost.peakMemory)));
-  if (fastest.cost.peakMemory <= limit)
-    return fastest;
-  progress(funcName, "the fastest plan needs " +
-                         formatBytes(fastest.cost.peakMemory) +
-                         ", weighing memory in");
-  // Raise the price of a byte until a plan fits, then bisect (in log
-  // space) for the cheapest price that still fits.
-  double time = std::max(fastest.cost.stepTime(), 1e-12);
-  double low = 0, high = time / fastest.cost.peakMemory * 1e-3;
-  std::optional<Plan> fit;
-  unsigned solves = 1;
-  for (int round = 0; round < 40 && !fit; ++round) {
-    Plan plan = solve(problem, high, nullptr, timeLimit);
-    ++solves;
-    leastMemory = std::min(leastMemory, plan.cost.peakMemory);
-    if (plan.cost.peakMemory <= limit) {
-      fit = std::move(plan);
-      break;
-    }
-    low = high;
-    high *= 10;
-  }
-  if (!fit)
-    return failure();
-  for (int round = 0; round < 8 && low > 0; ++round) {
-    double middle = std::sqrt(low * high);
-    Plan plan = solve(problem, middle, nullptr, timeLimit);
-    ++solves;
-    progress(funcName, llvm::formatv("byte price {0:e}: {1}", middle,
-                                     formatBytes(plan.cost.peakMemory)));
-    if (plan.cost.peakMemory <= limit) {
-      high = middle;
-      if (plan.cost.stepTime() < fit->cost.stepTime())
-        fit = std::move(plan);
-    } else {
-      low = middle;
-    }
-  }
-  fit->solves = solves;
-  return std::move(*fit);
+  return searchWithinMemory(
+      problem, limit, timeLimit, leastMemory,
+      [&](const Twine &message) { progress(funcName, message); });
 }
 
 void SbpAutoParallelPass::runOnOperation() {
@@ -313,6 +299,20 @@ void SbpAutoParallelPass::runOnOperation() {
   }
 
   AutoParallelReport writer(*model, *meshOp, limit);
+  if (pipelineStages != 1) {
+    FailureOr<bool> pipelined =
+        tryPipeline(*cluster, *meshOp, *model, limit, writer);
+    if (failed(pipelined))
+      return signalPassFailure();
+    if (*pipelined) {
+      if (!report.empty() && failed(writer.write(report))) {
+        module.emitError() << "sbp-auto-parallel: cannot write report="
+                           << report;
+        return signalPassFailure();
+      }
+      return;
+    }
+  }
   for (auto func : module.getOps<FunctionOpInterface>()) {
     if (func.isExternal())
       continue;

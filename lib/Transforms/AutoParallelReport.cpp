@@ -4,6 +4,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 using namespace mlir;
@@ -115,6 +116,36 @@ void AutoParallelReport::addFunction(
   impl->root["functions"].push_back(entry);
 }
 
+void AutoParallelReport::setPipeline(const PipelinePlan &plan,
+                                     double singleStepTime) {
+  json stages = json::array();
+  for (int64_t s = 0; s < plan.stages; ++s)
+    stages.push_back({{"function", impl->root["functions"].size() > size_t(s)
+                                       ? impl->root["functions"][s]["name"]
+                                       : json()},
+                      {"first_op", s ? plan.cuts[s - 1] : 0},
+                      {"forward_s", plan.times[s].forward},
+                      {"send_s", plan.times[s].send},
+                      {"memory_bytes", plan.memory[s]}});
+  int64_t p = plan.stages, m = plan.microBatches;
+  impl->root["pipeline"] = {
+      {"stages", p},
+      {"micro_batches", m},
+      {"schedule", ::sbp::runtime::getScheduleName(plan.schedule)},
+      {"mesh", std::vector<int64_t>(plan.mesh.begin(), plan.mesh.end())},
+      {"stage_mesh",
+       plan.mesh.size() > 1
+           ? std::vector<int64_t>(plan.mesh.begin() + 1, plan.mesh.end())
+           : std::vector<int64_t>{1}},
+      {"step_time_s", plan.stepTime},
+      {"bubble", plan.bubble},
+      {"uniform_bubble", double(p - 1) / (m + p - 1)},
+      {"best_without_stages_s",
+       std::isfinite(singleStepTime) ? json(singleStepTime) : json()},
+      {"stage_plans_priced", plan.candidates},
+      {"per_stage", stages}};
+}
+
 LogicalResult AutoParallelReport::write(StringRef path) const {
   std::error_code error;
   llvm::raw_fd_ostream os(path, error, llvm::sys::fs::OF_Text);
@@ -130,6 +161,36 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
      << root["mesh"]["name"].get<std::string>() << " "
      << root["mesh"]["shape"].dump() << ", memory limit "
      << mib(root["memory_limit_bytes"].get<double>()) << " MiB per device.\n";
+  if (root.contains("pipeline")) {
+    const json &pipe = root["pipeline"];
+    os << "\n## Pipeline\n\n"
+       << llvm::formatv(
+              "{0} stages on sub-meshes {1} (mesh {2}), {3} micro-batches, "
+              "{4}: predicted step {5} ms, bubble {6:F1}% ((p-1)/(m+p-1) = "
+              "{7:F1}%); best plan without stages {8}; {9} stage plans "
+              "priced.\n",
+              pipe["stages"].get<int64_t>(), pipe["stage_mesh"].dump(),
+              pipe["mesh"].dump(), pipe["micro_batches"].get<int64_t>(),
+              pipe["schedule"].get<std::string>(),
+              ms(pipe["step_time_s"].get<double>()),
+              pipe["bubble"].get<double>() * 100,
+              pipe["uniform_bubble"].get<double>() * 100,
+              pipe["best_without_stages_s"].is_number()
+                  ? ms(pipe["best_without_stages_s"].get<double>()) + " ms"
+                  : std::string("none"),
+              pipe["stage_plans_priced"].get<int64_t>())
+       << "\n| stage | function | first op | forward ms | send ms | memory "
+          "MiB |\n|---:|---|---:|---:|---:|---:|\n";
+    for (auto [s, stage] : llvm::enumerate(pipe["per_stage"]))
+      os << "| " << s << " | @"
+         << (stage["function"].is_string()
+                 ? stage["function"].get<std::string>()
+                 : std::string("?"))
+         << " | " << stage["first_op"].get<int64_t>() << " | "
+         << ms(stage["forward_s"].get<double>()) << " | "
+         << ms(stage["send_s"].get<double>()) << " | "
+         << mib(stage["memory_bytes"].get<double>()) << " |\n";
+  }
   for (const json &func : root["functions"]) {
     const json &search = func["search"];
     os << "\n## @" << func["name"].get<std::string>() << "\n\n"

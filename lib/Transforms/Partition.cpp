@@ -174,6 +174,9 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
     }
 
   if (Value replacement = rebuild(op, operands, results)) {
+    // Annotations of other passes (a pipeline stage) stay with the op.
+    if (Operation *rebuilt = replacement.getDefiningOp())
+      rebuilt->setDiscardableAttrs(op->getDiscardableAttrDictionary());
     op->getResult(0).replaceAllUsesWith(replacement);
     op->erase();
     return success();

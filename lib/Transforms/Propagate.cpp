@@ -28,6 +28,39 @@ namespace sbp {
 using namespace mlir;
 using namespace mlir::sbp;
 
+bool sbp::isFreeToRepeat(Operation *op) {
+  if (op->getNumResults() != 1 ||
+      !isa<RankedTensorType>(op->getResultTypes()[0]))
+    return false;
+  if (isa<tensor::EmptyOp>(op))
+    return true;
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+      return dense.isSplat();
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getInputs()[0].getDefiningOp<arith::ConstantOp>() &&
+           fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+  return false;
+}
+
+void sbp::duplicateFreeProducers(FunctionOpInterface func) {
+  SmallVector<Operation *> producers;
+  func.walk([&](Operation *op) {
+    if (isFreeToRepeat(op))
+      producers.push_back(op);
+  });
+  // Users first, so that a copied fill's empty tensor is copied too.
+  for (Operation *op : llvm::reverse(producers)) {
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : op->getResult(0).getUses())
+      uses.push_back(&use);
+    OpBuilder builder(op->getContext());
+    builder.setInsertionPointAfter(op);
+    for (OpOperand *use : llvm::drop_begin(uses))
+      use->set(builder.clone(*op)->getResult(0));
+  }
+}
+
 namespace {
 
 /// Cost of a boxing that sends nothing (a local slice or zero fill): enough

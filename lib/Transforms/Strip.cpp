@@ -36,17 +36,21 @@ struct SbpStripPass : public sbp::impl::SbpStripPassBase<SbpStripPass> {
       return signalPassFailure();
 
     module->removeAttr(SbpDialect::getPartitionedAttrName());
+    module->removeAttr(SbpDialect::getPipelineAttrName());
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
       mesh.erase();
     StringRef sharding = SbpDialect::getShardingAttrName();
     module.walk([&](Operation *op) {
       op->removeAttr(SbpDialect::getOperandShardingsAttrName());
       op->removeAttr(SbpDialect::getResultShardingsAttrName());
+      op->removeAttr(SbpDialect::getStageAttrName());
       auto func = dyn_cast<FunctionOpInterface>(op);
       if (!func)
         return;
-      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
         func.removeArgAttr(i, sharding);
+        func.removeArgAttr(i, SbpDialect::getSourceAttrName());
+      }
       for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
         func.removeResultAttr(i, StringAttr::get(op->getContext(), sharding));
     });

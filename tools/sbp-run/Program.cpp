@@ -86,7 +86,75 @@ std::optional<std::string> describe(Type type, DictionaryAttr attrs,
   return std::nullopt;
 }
 
+/// Another function of a compiled program.
+class FunctionEntry : public EntryPoint {
+public:
+  FunctionEntry(void (*function)(void **), Backend kind) {
+    packed = function;
+    backend = kind;
+  }
+};
+
 } // namespace
+
+auto ::sbp::run::describePipeline(ModuleOp module,
+                                  const std::vector<int64_t> &stageMesh,
+                                  Pipeline &pipeline,
+                                  std::vector<std::string> &stageNames)
+    -> std::optional<std::string> {
+  // The verifier checked the attribute's form.
+  auto dict = module->getAttrOfType<DictionaryAttr>(
+      mlir::sbp::SbpDialect::getPipelineAttrName());
+  pipeline.microBatches =
+      dict.getAs<IntegerAttr>("micro_batches").getValue().getSExtValue();
+  pipeline.schedule = *::sbp::runtime::parseSchedule(
+      dict.getAs<StringAttr>("schedule").getValue().str());
+  for (Attribute ref : dict.getAs<ArrayAttr>("stages")) {
+    auto func = module.lookupSymbol<func::FuncOp>(
+        cast<FlatSymbolRefAttr>(ref).getValue());
+    PipelineStage stage;
+    if (auto error = describeEntry(func, stageMesh, stage.args, stage.results))
+      return "@" + func.getSymName().str() + ": " + *error;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto source = func.getArgAttrOfType<DictionaryAttr>(
+          i, mlir::sbp::SbpDialect::getSourceAttrName());
+      if (!source)
+        return "@" + func.getSymName().str() + ": argument #" +
+               std::to_string(i) + " has no sbp.source";
+      auto field = [&](StringRef name) -> int64_t {
+        auto value = source.getAs<IntegerAttr>(name);
+        return value ? value.getInt() : -1;
+      };
+      StageSource from;
+      from.input = field("input");
+      from.microBatchDim = field("micro_batch_dim");
+      from.stage = field("stage");
+      from.result = field("result");
+      if (from.input < 0 && stage.args[i].localShape.end() !=
+                                llvm::find(stage.args[i].localShape, -1))
+        return "@" + func.getSymName().str() + ": argument #" +
+               std::to_string(i) +
+               " comes from another stage with a dynamic shape";
+      stage.sources.push_back(from);
+    }
+    stageNames.push_back(func.getSymName().str());
+    pipeline.stages.push_back(std::move(stage));
+  }
+  for (Attribute element : dict.getAs<ArrayAttr>("outputs")) {
+    auto output = cast<DictionaryAttr>(element);
+    PipelineOutput out;
+    out.stage = output.getAs<IntegerAttr>("stage").getInt();
+    out.result = output.getAs<IntegerAttr>("result").getInt();
+    StringRef combine = output.getAs<StringAttr>("combine").getValue();
+    out.combine = combine == "concat" ? PipelineOutput::Concat
+                  : combine == "sum"  ? PipelineOutput::Sum
+                                      : PipelineOutput::Same;
+    if (auto dim = output.getAs<IntegerAttr>("dim"))
+      out.dim = dim.getInt();
+    pipeline.outputs.push_back(out);
+  }
+  return std::nullopt;
+}
 
 auto ::sbp::run::describeEntry(func::FuncOp func,
                                const std::vector<int64_t> &mesh,
@@ -114,10 +182,11 @@ std::unique_ptr<CompiledProgram>
 CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
                          bool optimize, bool useBlas, std::string &error,
                          bool saveable) {
-  // The host reuses its inputs (benchmark iterations, the reference run):
-  // the program must not write into them.
-  if (auto func = module.lookupSymbol<func::FuncOp>(entry))
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+  // The host reuses its inputs (benchmark iterations, the reference run,
+  // a pipeline's micro-batches): no function it calls may write into them.
+  for (auto func : module.getOps<func::FuncOp>())
+    for (unsigned i = 0, e = func.isExternal() ? 0 : func.getNumArguments();
+         i < e; ++i)
       func.setArgAttr(i, "bufferization.writable",
                       BoolAttr::get(module.getContext(), false));
 
@@ -183,6 +252,17 @@ CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
   }
   program->packed = *packed;
   return program;
+}
+
+std::unique_ptr<EntryPoint> CompiledProgram::lookup(StringRef name,
+                                                    std::string &error) const {
+  auto packed = engine->lookupPacked(name);
+  if (!packed) {
+    error = "no compiled function @" + name.str() + ": " +
+            llvm::toString(packed.takeError());
+    return nullptr;
+  }
+  return std::make_unique<FunctionEntry>(*packed, backend);
 }
 
 bool CompiledProgram::save(const std::string &path, std::string &error) const {

@@ -12,6 +12,7 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "sbp/Run/Entry.h"
+#include "sbp/Run/Execution.h"
 #include <memory>
 #include <optional>
 
@@ -23,6 +24,14 @@ std::optional<std::string> describeEntry(mlir::func::FuncOp func,
                                          const std::vector<int64_t> &mesh,
                                          std::vector<TensorSpec> &args,
                                          std::vector<TensorSpec> &results);
+
+/// Reads the module's `sbp.pipeline` into `pipeline` (its stages without
+/// their entries, whose names go to `stageNames`), the stages' tensors laid
+/// out over `stageMesh`. Returns an error message for what sbp-run cannot
+/// pass.
+std::optional<std::string>
+describePipeline(mlir::ModuleOp module, const std::vector<int64_t> &stageMesh,
+                 Pipeline &pipeline, std::vector<std::string> &stageNames);
 
 /// A program JIT-compiled for the CPU or a GPU.
 class CompiledProgram : public EntryPoint {
@@ -41,6 +50,10 @@ public:
   /// system's C compiler driver), which exports the packed entry
   /// `_mlir_<entry>`; false with `error` set on failure.
   bool save(const std::string &path, std::string &error) const;
+
+  /// Function `name` of the same program (a pipeline's other stages).
+  std::unique_ptr<EntryPoint> lookup(llvm::StringRef name,
+                                     std::string &error) const;
 
 private:
   std::unique_ptr<mlir::ExecutionEngine> engine;

@@ -138,11 +138,21 @@ cl::list<std::string>
                 cl::cat(category));
 cl::opt<bool> blasFlag("blas", cl::desc("Call OpenBLAS for matmuls"),
                        cl::cat(category));
-cl::opt<int64_t> stagesFlag("pipeline-stages", cl::init(0), cl::Hidden,
-                            cl::cat(category));
-cl::opt<int64_t> microBatchesFlag("micro-batches", cl::init(0), cl::Hidden,
-                                  cl::cat(category));
-cl::opt<std::string> scheduleFlag("schedule", cl::Hidden, cl::cat(category));
+cl::opt<int64_t> stagesFlag(
+    "pipeline-stages",
+    cl::desc("Run the program as a pipeline of K stages, each on its own "
+             "sub-mesh (the mesh's first axis numbers them; with --auto and "
+             "without this flag the search may choose K)"),
+    cl::value_desc("K"), cl::init(0), cl::cat(category));
+cl::opt<int64_t> microBatchesFlag(
+    "micro-batches",
+    cl::desc("Micro-batches of a pipeline (default 1, or the search's choice "
+             "with --auto)"),
+    cl::value_desc("M"), cl::init(0), cl::cat(category));
+cl::opt<std::string>
+    scheduleFlag("schedule",
+                 cl::desc("Pipeline schedule: 1f1b (the default) or gpipe"),
+                 cl::cat(category));
 cl::opt<bool> trainFlag("train", cl::Hidden, cl::cat(category));
 
 /// A usage or input error: exit code 2.
@@ -191,6 +201,24 @@ private:
   int findEntry();
   /// Runs sbp-auto-parallel on the logical program.
   int searchPlan();
+  /// Checks --pipeline-stages, --micro-batches and --schedule.
+  int checkPipelineFlags();
+  /// The mesh of a pipeline of `stages` stages on the command line's mesh:
+  /// its first axis numbers the stages.
+  int getPipelineMesh(int64_t stages, std::vector<int64_t> &pipelineMesh);
+  /// Cuts the logical program into the stages --pipeline-stages asks for.
+  int splitStages();
+  /// Partitions, compiles and runs a pipelined module.
+  int runPipeline(ModuleOp logical, StringRef entryName,
+                  const std::vector<TensorSpec> &globalArgs,
+                  const std::vector<TensorSpec> &logicalResults);
+  /// Prints what a run gave, writes its trace and results and compares
+  /// them with the reference.
+  int finish(const Execution &execution, std::vector<NpyArray> &outputs,
+             const std::vector<int64_t> &ranMesh, StringRef entryName,
+             Backend backend, ModuleOp logical,
+             const std::vector<TensorSpec> &globalArgs,
+             const std::vector<TensorSpec> &logicalResults);
   int prepareInputs(const std::vector<TensorSpec> &logicalArgs);
   /// Runs the logical program on one rank (plain lowering) into
   /// `expected`; an exit status on failure.
@@ -325,14 +353,93 @@ int Runner::searchPlan() {
         llvm::join(llvm::map_range(
                        mesh, [](int64_t size) { return std::to_string(size); }),
                    "x");
+  // Without --pipeline-stages the search may choose a pipeline, which
+  // runs on the host backend.
+  options.pipelineStages =
+      stagesFlag ? stagesFlag.getValue()
+      : backendFlag == "cpu" && !emulateGpuFlag && saveFlag.empty() ? 0
+                                                                    : 1;
+  options.microBatches = microBatchesFlag;
+  if (!scheduleFlag.empty())
+    options.schedule = scheduleFlag;
+  if (stagesFlag) {
+    std::vector<int64_t> pipelineMesh;
+    if (int status = getPipelineMesh(stagesFlag, pipelineMesh))
+      return status;
+    options.mesh = llvm::join(
+        llvm::map_range(pipelineMesh,
+                        [](int64_t size) { return std::to_string(size); }),
+        "x");
+  }
   PassManager pm(&context);
   pm.addPass(mlir::sbp::createSbpAutoParallelPass(options));
   if (failed(pm.run(*module)))
     return usage("--auto: no plan for " + inputFile +
                  " (see the errors above)");
+  if ((*module)->hasAttr(mlir::sbp::SbpDialect::getPipelineAttrName()))
+    return 0;
   for (auto meshOp : module->getOps<mlir::sbp::MeshOp>())
     mesh.assign(meshOp.getShape().begin(), meshOp.getShape().end());
   entry = module->lookupSymbol<func::FuncOp>(entry.getSymName());
+  return 0;
+}
+
+int Runner::checkPipelineFlags() {
+  if (stagesFlag < 0 || microBatchesFlag < 0)
+    return usage(
+        std::string(stagesFlag < 0 ? "--pipeline-stages" : "--micro-batches") +
+        " must be positive");
+  if (!scheduleFlag.empty() && !::sbp::runtime::parseSchedule(scheduleFlag))
+    return usage("--schedule " + scheduleFlag + ": expected 1f1b or gpipe");
+  bool pipelineFlags = microBatchesFlag || !scheduleFlag.empty();
+  if (pipelineFlags && !stagesFlag && !autoFlag)
+    return usage(
+        std::string(microBatchesFlag ? "--micro-batches" : "--schedule") +
+        " describes a pipeline: it needs --pipeline-stages or "
+        "--auto");
+  if (stagesFlag &&
+      (backendFlag != "cpu" || emulateGpuFlag || !saveFlag.empty()))
+    return usage("--pipeline-stages: pipelines run on --backend cpu, without "
+                 "--save-program or --emulate-gpu, in this sbp-run");
+  return 0;
+}
+
+int Runner::getPipelineMesh(int64_t stages,
+                            std::vector<int64_t> &pipelineMesh) {
+  int64_t ranks = 1;
+  for (int64_t size : mesh)
+    ranks *= size;
+  if (mesh.size() > 1) {
+    if (mesh[0] != stages)
+      return usage("--pipeline-stages " + std::to_string(stages) +
+                   ": the first axis of the mesh " + formatShape(mesh) +
+                   " numbers the stages, so it must be " +
+                   std::to_string(stages));
+    pipelineMesh = mesh;
+    return 0;
+  }
+  if (ranks % stages)
+    return usage("--pipeline-stages " + std::to_string(stages) + ": " +
+                 std::to_string(ranks) + " ranks do not divide into " +
+                 std::to_string(stages) + " equal stages");
+  pipelineMesh = {stages};
+  if (ranks > stages)
+    pipelineMesh.push_back(ranks / stages);
+  return 0;
+}
+
+int Runner::splitStages() {
+  mlir::sbp::SbpSplitStagesPassOptions options;
+  options.function = entry.getSymName().str();
+  options.stages = stagesFlag;
+  options.microBatches = microBatchesFlag ? microBatchesFlag.getValue() : 1;
+  if (!scheduleFlag.empty())
+    options.schedule = scheduleFlag;
+  PassManager pm(&context);
+  pm.addPass(mlir::sbp::createSbpSplitStagesPass(options));
+  if (failed(pm.run(*module)))
+    return usage("--pipeline-stages: cannot cut " + inputFile +
+                 " into stages (see the errors above)");
   return 0;
 }
 
@@ -476,6 +583,10 @@ int Runner::run() {
     return usage("--comm nccl needs --backend cuda");
   if (emulateGpuFlag && backendFlag != "cpu")
     return usage("--emulate-gpu runs on --backend cpu");
+  if (trainFlag)
+    return usage("--train is not built into this sbp-run yet");
+  if (int status = checkPipelineFlags())
+    return status;
   if (backendFlag == "cuda" && saveFlag.empty()) {
 #ifdef SBP_HAVE_CUDA
     // The driver is loaded here, not linked: say plainly when there is none.
@@ -487,9 +598,6 @@ int Runner::run() {
                  "toolkit");
 #endif
   }
-  if (stagesFlag || microBatchesFlag || !scheduleFlag.empty() || trainFlag)
-    return usage("pipeline and training flags are not built into this "
-                 "sbp-run yet");
   if (benchFlag < 0)
     return usage("--bench must not be negative");
   if (!(timeoutFlag > 0))
@@ -498,11 +606,18 @@ int Runner::run() {
     return status;
   if (int status = resolveMesh())
     return status;
+  if ((*module)->hasAttr(mlir::sbp::SbpDialect::getPipelineAttrName()))
+    return usage(inputFile + " is already cut into pipeline stages; give "
+                             "sbp-run the logical program and "
+                             "--pipeline-stages");
   if (int status = findEntry())
     return status;
   std::string entryName = entry.getSymName().str();
 
   bool partitioned = isPartitioned(*module);
+  if (partitioned && stagesFlag)
+    return usage("--pipeline-stages needs the logical program; " + inputFile +
+                 " is already partitioned");
   if (referenceFlag && partitioned)
     return usage("--reference needs the logical program; " + inputFile +
                  " is already partitioned");
@@ -513,12 +628,22 @@ int Runner::run() {
                    " is already partitioned");
     if (int status = searchPlan())
       return status;
+  } else if (stagesFlag) {
+    std::vector<int64_t> pipelineMesh;
+    if (int status = getPipelineMesh(stagesFlag, pipelineMesh))
+      return status;
+    if (int status = splitStages())
+      return status;
   }
 
   // The inputs are global tensors: the logical program's arguments, or the
   // partitioned program's local ones scaled up by their layouts.
+  bool pipelined =
+      (*module)->hasAttr(mlir::sbp::SbpDialect::getPipelineAttrName());
   std::vector<TensorSpec> args, results;
-  if (auto error = describeEntry(entry, mesh, args, results))
+  if (auto error = describeEntry(
+          pipelined ? logical->lookupSymbol<func::FuncOp>(entryName) : entry,
+          mesh, args, results))
     return usage("@" + entryName + ": " + *error);
   std::vector<TensorSpec> globalArgs = args;
   if (partitioned)
@@ -530,6 +655,8 @@ int Runner::run() {
   if (int status = prepareInputs(globalArgs))
     return status;
   std::vector<TensorSpec> logicalResults = results;
+  if (pipelined)
+    return runPipeline(*logical, entryName, globalArgs, logicalResults);
 
   if (!partitioned) {
     PassManager pm(&context);
@@ -580,14 +707,25 @@ int Runner::run() {
     llvm::errs() << "sbp-run: " << error << "\n";
     return execution.isUsageError() ? 2 : 3;
   }
+  return finish(execution, outputs, mesh, entryName, backend, *logical,
+                globalArgs, logicalResults);
+}
+
+int Runner::finish(const Execution &execution, std::vector<NpyArray> &outputs,
+                   const std::vector<int64_t> &ranMesh, StringRef entryName,
+                   Backend backend, ModuleOp logical,
+                   const std::vector<TensorSpec> &globalArgs,
+                   const std::vector<TensorSpec> &logicalResults) {
   if (!execution.isReportingRank())
     return 0;
+  std::string error;
   int64_t numRanks = 1;
-  for (int64_t size : mesh)
+  for (int64_t size : ranMesh)
     numRanks *= size;
   llvm::outs() << "ran @" << entryName << " on " << numRanks << " rank"
-               << (numRanks == 1 ? "" : "s") << " (mesh " << formatShape(mesh)
-               << ", " << (backend == Backend::Cuda ? "cuda, " : "") << commFlag
+               << (numRanks == 1 ? "" : "s") << " (mesh "
+               << formatShape(ranMesh) << ", "
+               << (backend == Backend::Cuda ? "cuda, " : "") << commFlag
                << ")\n";
   for (size_t r = 0; r < outputs.size(); ++r)
     llvm::outs() << "result" << r << ": " << dtypeName(outputs[r].dtype) << " "
@@ -610,10 +748,83 @@ int Runner::run() {
   if (!referenceFlag)
     return 0;
   std::vector<NpyArray> expected;
-  if (int status = runReference(*logical, entryName, globalArgs, logicalResults,
+  if (int status = runReference(logical, entryName, globalArgs, logicalResults,
                                 expected))
     return status;
   return compare(outputs, expected);
+}
+
+int Runner::runPipeline(ModuleOp logical, StringRef entryName,
+                        const std::vector<TensorSpec> &globalArgs,
+                        const std::vector<TensorSpec> &logicalResults) {
+  PassManager pm(&context);
+  mlir::sbp::buildParallelizePipeline(pm);
+  if (failed(pm.run(*module)))
+    return usage("cannot partition the stages of " + inputFile +
+                 " (see the errors above)");
+  // The stages' sub-mesh: that of their layouts, else the command line's
+  // mesh past its first axis.
+  auto stages = (*module)
+                    ->getAttrOfType<DictionaryAttr>(
+                        mlir::sbp::SbpDialect::getPipelineAttrName())
+                    .getAs<ArrayAttr>("stages");
+  int64_t numStages = stages.size();
+  std::vector<int64_t> pipelineMesh;
+  mlir::sbp::MeshOp stageMeshOp;
+  auto first = module->lookupSymbol<func::FuncOp>(
+      cast<FlatSymbolRefAttr>(stages[0]).getValue());
+  for (unsigned i = 0; i < first.getNumArguments() && !stageMeshOp; ++i)
+    if (auto layout = first.getArgAttrOfType<mlir::sbp::NdSbpAttr>(
+            i, mlir::sbp::SbpDialect::getShardingAttrName()))
+      stageMeshOp = module->lookupSymbol<mlir::sbp::MeshOp>(layout.getMesh());
+  if (stageMeshOp) {
+    pipelineMesh = {numStages};
+    ArrayRef<int64_t> shape = stageMeshOp.getShape();
+    if (shape.size() > 1 || shape[0] > 1)
+      pipelineMesh.insert(pipelineMesh.end(), shape.begin(), shape.end());
+  } else if (int status = getPipelineMesh(numStages, pipelineMesh)) {
+    return status;
+  }
+  std::vector<int64_t> stageMesh(pipelineMesh.begin() + 1, pipelineMesh.end());
+  if (stageMesh.empty())
+    stageMesh = {1};
+
+  Pipeline pipeline;
+  std::vector<std::string> names;
+  if (auto error = describePipeline(*module, stageMesh, pipeline, names))
+    return usage(*error);
+  std::string error;
+  auto program = CompiledProgram::compile(*module, names[0], Backend::Cpu, true,
+                                          blasFlag, error);
+  if (!program)
+    return usage(inputFile + ": " + error);
+  std::vector<std::unique_ptr<EntryPoint>> entries;
+  for (auto [stage, name] : llvm::zip(pipeline.stages, names)) {
+    entries.push_back(program->lookup(name, error));
+    if (!entries.back())
+      return usage(inputFile + ": " + error);
+    stage.entry = entries.back().get();
+  }
+
+  ExecutionOptions options;
+  options.mesh = pipelineMesh;
+  options.timeoutSeconds = timeoutFlag;
+  options.benchIterations = benchFlag;
+  options.trace = !traceFlag.empty();
+  options.useMpi = commFlag == "mpi";
+  Execution execution(pipeline, logicalResults, options);
+  std::vector<NpyArray> outputs;
+  if (!execution.run(inputs, outputs, error)) {
+    llvm::errs() << "sbp-run: " << error << "\n";
+    return execution.isUsageError() ? 2 : 3;
+  }
+  if (execution.isReportingRank())
+    llvm::outs() << "pipeline: " << numStages << " stages on sub-meshes "
+                 << formatShape(stageMesh) << ", " << pipeline.microBatches
+                 << " micro-batches, "
+                 << ::sbp::runtime::getScheduleName(pipeline.schedule) << "\n";
+  return finish(execution, outputs, pipelineMesh, entryName, Backend::Cpu,
+                logical, globalArgs, logicalResults);
 }
 
 int Runner::runReference(ModuleOp logical, StringRef entryName,

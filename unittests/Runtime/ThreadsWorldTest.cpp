@@ -249,3 +249,47 @@ TEST(ThreadsWorld, BadAxesAreAnError) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(StageComm, CollectivesStayInTheirStage) {
+  // Stages along axis 0 of a 2x2 mesh: each stage's all-reduce sums its own
+  // two ranks only, and the stage sees a 1-d mesh of 2.
+  World world({2, 2});
+  std::vector<float> sums(4);
+  auto status = world.run([&](sbp_comm *comm) {
+    sbp_comm *stage = sbp_stage_comm_create(comm, 1);
+    EXPECT_EQ(sbp_comm_mesh_rank(stage), 1);
+    EXPECT_EQ(sbp_comm_mesh_size(stage, 0), 2);
+    EXPECT_EQ(sbp_comm_axis_index(stage, 0), sbp_comm_axis_index(comm, 1));
+    Tensor in({1}, float(sbp_comm_rank(comm) + 1)), out({1});
+    int64_t axis = 0;
+    int result =
+        sbp_all_reduce(stage, &axis, 1, in.view(), out.view(), SBP_SUM);
+    sums[sbp_comm_rank(comm)] = out.data[0];
+    sbp_stage_comm_destroy(stage);
+    return result;
+  });
+  EXPECT_EQ(status, std::vector<int>(4, SBP_OK)) << world.error();
+  EXPECT_EQ(sums, (std::vector<float>{3, 3, 7, 7}));
+}
+
+TEST(StageComm, OneDeviceStagesCopy) {
+  // Four stages of one device: a stage's collectives are copies, and its
+  // sends have no peer.
+  World world({4});
+  auto status = world.run([&](sbp_comm *comm) {
+    sbp_comm *stage = sbp_stage_comm_create(comm, 1);
+    EXPECT_EQ(sbp_comm_mesh_size(stage, 0), 1);
+    Tensor in({2}, 5), out({2});
+    int64_t axis = 0;
+    int result = sbp_all_gather(stage, &axis, 1, in.view(), out.view(), 0);
+    EXPECT_EQ(out.data, (std::vector<float>{5, 5}));
+    sbp_stage_comm_destroy(stage);
+    return result;
+  });
+  EXPECT_EQ(status, std::vector<int>(4, SBP_OK)) << world.error();
+  EXPECT_EQ(sbp_stage_comm_create(nullptr, 0), nullptr);
+}
+
+} // namespace

@@ -4,10 +4,44 @@
 #define SBP_RUN_EXECUTION_H
 
 #include "sbp/Run/Entry.h"
+#include "sbp/Runtime/Schedule.h"
 #include <functional>
 #include <string>
 
 namespace sbp::run {
+
+/// Where a stage argument comes from.
+struct StageSource {
+  /// An input of the program: its number, and the dimension it is cut
+  /// into micro-batches along (-1: whole).
+  int64_t input = -1, microBatchDim = -1;
+  /// Else result `result` of stage `stage`.
+  int64_t stage = -1, result = -1;
+};
+
+/// One stage of a pipeline: a program partitioned for the stage's
+/// sub-mesh (the mesh's axes after the first).
+struct PipelineStage {
+  const EntryPoint *entry = nullptr;
+  std::vector<TensorSpec> args, results;
+  std::vector<StageSource> sources;
+};
+
+/// How an output of the program is made from a stage's results.
+struct PipelineOutput {
+  int64_t stage = 0, result = 0;
+  enum Combine { Concat, Sum, Same } combine = Same;
+  int64_t dim = 0;
+};
+
+/// A pipeline: stage k runs on the devices whose coordinate along the
+/// mesh's first axis is k, the micro-batches in the order of `schedule`.
+struct Pipeline {
+  std::vector<PipelineStage> stages;
+  int64_t microBatches = 1;
+  runtime::PipelineSchedule schedule = runtime::PipelineSchedule::OneFOneB;
+  std::vector<PipelineOutput> outputs;
+};
 
 struct ExecutionOptions {
   std::vector<int64_t> mesh;
@@ -22,6 +56,13 @@ struct ExecutionOptions {
   bool useNccl = false;
 };
 
+/// The global shape of a tensor laid out as `layout` from every device's
+/// shard: along each dimension, the sum of the pieces of the devices that
+/// differ only on the axes that split it.
+std::vector<int64_t>
+inferGlobalShape(const std::vector<runtime::NpyArray> &shards,
+                 const runtime::Layout &layout);
+
 /// Whether this process was started by an MPI launcher (MPICH's or Open
 /// MPI's), as one process of several.
 bool isUnderMpiLauncher();
@@ -32,6 +73,10 @@ class Execution {
 public:
   Execution(const EntryPoint &program, std::vector<TensorSpec> args,
             std::vector<TensorSpec> results, ExecutionOptions options);
+  /// Runs `pipeline` (which must outlive this) on `options.mesh`, whose
+  /// first axis numbers its stages; `results` are the program's outputs.
+  Execution(const Pipeline &pipeline, std::vector<TensorSpec> results,
+            ExecutionOptions options);
 
   /// Runs the program (once, or a warm-up and the benchmark iterations).
   /// Returns false with the first rank's error ("rank 1: all_reduce: ...")
@@ -62,6 +107,8 @@ private:
   struct Iteration {
     double begin = 0, end = 0, communication = 0;
     std::vector<sbp_span> spans;
+    /// Pipeline tasks ("F3": the forward of micro-batch 3).
+    std::vector<sbp_span> tasks;
   };
 
   /// Per timed iteration, milliseconds from the first rank's start to the
@@ -77,20 +124,41 @@ private:
   void runCudaRank(int64_t rank, sbp_comm *comm,
                    const std::vector<runtime::NpyArray> &inputs,
                    std::vector<runtime::NpyArray> &results);
+  /// One of the three below, as the program is.
+  void runAnyRank(int64_t rank, sbp_comm *comm,
+                  const std::vector<runtime::NpyArray> &inputs,
+                  std::vector<runtime::NpyArray> &rankResults);
+  /// The same for a stage of a pipeline: its micro-batches in the order
+  /// of the schedule, receiving from and sending to the other stages;
+  /// `rankResults` gets each micro-batch's outputs (output-major).
+  void runPipelineRank(int64_t rank, sbp_comm *comm,
+                       const std::vector<runtime::NpyArray> &inputs,
+                       std::vector<runtime::NpyArray> &rankResults);
+  /// The outputs from every rank's results of runPipelineRank.
+  bool assemblePipelineOutputs(
+      std::vector<std::vector<runtime::NpyArray>> &rankResults,
+      std::vector<runtime::NpyArray> &outputs, std::string &error);
   /// Records one timed iteration of `rank` from `begin` to `end`.
-  void record(int64_t rank, double begin, double end);
+  /// A pipeline's ranks add their tasks and their transfers between
+  /// stages.
+  void record(int64_t rank, double begin, double end,
+              std::vector<sbp_span> tasks = {},
+              std::vector<sbp_span> transfers = {});
 
   /// Under MPI: gives every process every rank's shards of the results.
   void gatherResults(sbp_comm *comm, int64_t rank,
                      std::vector<std::vector<runtime::NpyArray>> &rankResults);
 
-  const EntryPoint &program;
+  const EntryPoint *program = nullptr;
+  const Pipeline *pipeline = nullptr;
   std::vector<TensorSpec> args, results;
   ExecutionOptions options;
   bool reporting = true;
   bool usageError = false;
   /// Per rank, per timed iteration.
   std::vector<std::vector<Iteration>> timeline;
+  /// Names of the pipeline's tasks, by micro-batch ("F3").
+  std::vector<std::string> taskNames;
   /// Makes the ranks start each iteration together.
   struct Barrier;
   std::function<void()> synchronize;

@@ -11,6 +11,7 @@
 #define SBP_TRANSFORMS_AUTOPARALLELREPORT_H
 
 #include "sbp/Transforms/SearchProblem.h"
+#include "sbp/Transforms/StagePlanner.h"
 #include <memory>
 
 namespace mlir {
@@ -28,6 +29,10 @@ public:
                    ArrayRef<unsigned> states, const PlanCost &cost,
                    const Solution &solution, unsigned solves, double seconds,
                    ArrayRef<std::pair<std::string, PlanCost>> references);
+
+  /// Adds the pipeline the search chose, and the predicted step of the
+  /// best plan without stages (+inf when none fits or none was priced).
+  void setPipeline(const PipelinePlan &plan, double singleStepTime);
 
   /// Writes the report to `path`: Markdown when it ends in `.md`, else JSON.
   LogicalResult write(StringRef path) const;

@@ -96,10 +96,34 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     that shape), else the module's only mesh, else the cluster's shape.
     Searches longer than a second print progress lines on stderr.
 
+    Pipelines (`pipeline-stages=K`, or `0` to let the search choose K,
+    including none) cut the mesh's first axis (or all its devices) into K
+    stages, each on the sub-mesh of the remaining axes, as Alpa does: for
+    each number of micro-batches (`micro-batches`, or 1, 2, 4, 8 and 16)
+    the function is micro-batched as `sbp-split-stages` does, its ops are
+    grouped into segments at the cuts where the fewest bytes are live, every
+    contiguous range of segments is priced as a stage by this search on each
+    candidate sub-mesh, and a dynamic program chooses the cuts that
+    minimize the step `sum of stage times + (m - 1) * slowest stage` (each
+    stage's time includes sending what crosses its end over the link of the
+    stage axis) while each stage keeps its parameters plus the activations
+    of the micro-batches the schedule holds (`m` in GPipe, `K - s` in stage
+    `s` of 1F1B) within the memory limit. A pipeline is chosen when it is
+    faster than the best plan without stages (or when K is given); the
+    module then has `sbp-split-stages`' form, each stage searched on its
+    sub-mesh (`@stage_mesh`) with the layouts of the values it receives
+    fixed by the stage that sends them. `report=` adds the stages, their
+    predicted times, memory and bubble; `timeline=FILE.svg` draws the
+    predicted schedule.
+
     Constraints: the cluster preset or file exists and is complete; the mesh
     has as many devices as the cluster (any number on a `host_cores`
     cluster) and matches the annotations' mesh; the memory limit parses and
-    some plan fits it.
+    some plan fits it; `pipeline-stages` is not negative and, above 1,
+    divides the mesh's first axis (or, on a mesh of several axes, its
+    number of devices), the module has one function and some pipeline of
+    that many stages fits; `micro-batches` is not negative;
+    `schedule` is `1f1b` or `gpipe`.
   }];
   let options = [
     Option<"cluster", "cluster", "std::string", /*default=*/"\"cpu-local\"",
@@ -115,6 +139,73 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
            "file">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60",
            "Seconds the integer program may take per solve">,
+    Option<"pipelineStages", "pipeline-stages", "int64_t", /*default=*/"1",
+           "Pipeline stages: 1 is none, 0 lets the search choose">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
+           "Micro-batches of a pipeline (0: the search chooses among 1, 2, "
+           "4, 8 and 16)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "Pipeline schedule: 1f1b or gpipe">,
+    Option<"timeline", "timeline", "std::string", /*default=*/"\"\"",
+           "Write the predicted timeline of a pipeline's step to this .svg "
+           "file">,
+  ];
+  let dependentDialects = ["::mlir::sbp::SbpDialect"];
+}
+
+def SbpSplitStagesPass : Pass<"sbp-split-stages", "ModuleOp"> {
+  let summary = "Cut a function into micro-batches and pipeline stages";
+  let description = [{
+    Turns a logical function into a pipeline: the program of one
+    micro-batch, cut into stages that run one after another on their own
+    sub-meshes, as GPipe and PipeDream do.
+
+    Micro-batching is an SBP partition along a virtual axis of
+    `micro-batches` devices run in turn: the batch arguments (`batch-args`,
+    default those whose dimension 0 is a parallel loop of every linalg op
+    reading them, of the first such argument's size) are split
+    along dimension 0, the others taken whole, and every op must then run
+    on its micro-batch alone: an op that needs the whole batch (a
+    normalization over it) is an error. Each result is put together from
+    the micro-batches by concatenation (it stays split), a sum (it is a
+    partial sum over the batch, e.g. a loss) or taken once (it does not
+    depend on the batch).
+
+    Ops are assigned to stages by their `sbp.stage` attribute (written by
+    hand or by `sbp-auto-parallel`) or, with `stages=K`, in program order
+    with balanced work (iteration points of linalg ops). An op without
+    `sbp.stage` joins the earliest stage that uses it; constants, empty
+    tensors and fills of them are made again in every stage that uses them
+    instead of being sent. Each stage becomes a function `@<f>_stage<k>`
+    whose arguments say where their values come from (`sbp.source`: a
+    function input, cut into micro-batches or whole, or a result of an
+    earlier stage); the function itself is replaced by them and the module
+    records the pipeline in `sbp.pipeline`: the stages in order, the number
+    of micro-batches, the schedule (`gpipe` or `1f1b`) and how each result
+    of the function is made from a stage's results.
+
+    Constraints: the function has no layout annotations (a pipeline
+    chooses the layouts of each stage); with more than one micro-batch
+    some argument is a batch; batch arguments have a static
+    dimension 0 that `micro-batches` divides; no op needs communication
+    between micro-batches; stages follow the data flow (no stage uses a
+    value of a later one); there are at least as many ops as stages;
+    `stages` and `sbp.stage` are not both given.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The function to pipeline (default: the only one)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Number of stages with balanced work (default: the sbp.stage "
+           "attributes)">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Number of micro-batches">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "gpipe (all forward, then all backward) or 1f1b">,
+    ListOption<"batchArgs", "batch-args", "int64_t",
+               "Arguments cut into micro-batches along dimension 0 "
+               "(default: those whose dimension 0 is a parallel loop of "
+               "their readers)">,
   ];
   let dependentDialects = ["::mlir::sbp::SbpDialect"];
 }
@@ -389,7 +480,7 @@ def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
   let summary = "Remove meshes and layout attributes before lowering to LLVM";
   let description = [{
     Once a program is partitioned (or was never distributed), its meshes and
-    `sbp.*` layout attributes only describe it; this pass removes them so
+    `sbp.*` layout and pipeline attributes only describe it; this pass removes them so
     that the program can be lowered and translated to LLVM. The
     logical-level ops `sbp.annotate` and `sbp.boxing` leave the value they
     describe unchanged, so they are replaced by their operand: a logical

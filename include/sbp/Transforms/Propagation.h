@@ -30,6 +30,17 @@ FailureOr<SmallVector<NdSbpSignature>> getCandidateSignatures(Operation *op,
 /// with an error, when they name more than one.
 FailureOr<MeshOp> findAnnotatedMesh(FunctionOpInterface func);
 
+/// Producers whose result is the same whatever its layout and costs
+/// nothing to make again: an uninitialized tensor, a splat constant and a
+/// fill of one with a constant.
+bool isFreeToRepeat(Operation *op);
+
+/// Gives each use of a free producer its own copy. CSE shares one between
+/// unrelated ops (every matmul's zero accumulator); copies keep the layouts
+/// of unrelated ops independent (CSE merges those whose layouts agree
+/// again after partitioning).
+void duplicateFreeProducers(FunctionOpInterface func);
+
 /// Runs sbp-propagate's choice on `func`: ops with a recorded signature
 /// keep it, the others improve in sweeps; records every layout.
 LogicalResult propagateLayouts(FunctionOpInterface func, MeshOp mesh,

@@ -125,6 +125,33 @@ private:
   unsigned numPositions = 0;
 };
 
+/// A plan: states per node, and what it costs.
+struct Plan {
+  std::vector<unsigned> states;
+  PlanCost cost;
+  Solution solution;
+  /// Solves the search needed to find it (one per byte price tried).
+  unsigned solves = 1;
+};
+
+/// The least-cost plan of the graph `problem.buildGraph` makes.
+Plan solvePlan(
+    const SearchProblem &problem, double memoryWeight,
+    const std::function<bool(const SearchProblem::Node &, unsigned)> &allow,
+    double timeLimit);
+
+/// The fastest plan whose peak memory per device is within `limit`: the
+/// fastest plan when it fits, else the fastest that fits among those of
+/// byte prices raised tenfold until one fits and then bisected. Fails when
+/// none fits, with the least memory a plan needed in `leastMemory`.
+/// `progress` hears of each step.
+FailureOr<Plan> searchWithinMemory(const SearchProblem &problem, double limit,
+                                   double timeLimit, double &leastMemory,
+                                   function_ref<void(const Twine &)> progress);
+
+/// "1.50 MiB", "2.00 GiB".
+std::string formatBytes(double bytes);
+
 } // namespace sbp
 } // namespace mlir
 

@@ -238,7 +238,11 @@ int MpiComm::allGather(const int64_t *axes, int64_t numAxes,
   if (total != out->shape[dim])
     fail("all_gather", "pieces do not fill the output shape");
   // Gather every rank's whole piece, then place each along `dim`.
-  int64_t sliceBytes = getBytes(*in) / std::max<int64_t>(1, in->shape[dim]);
+  // From the shape, not the bytes: this rank's piece may be empty.
+  int64_t sliceBytes = sbp_dtype_size(in->dtype);
+  for (int64_t d = 0; d < in->rank; ++d)
+    if (d != dim)
+      sliceBytes *= in->shape[d];
   std::vector<int> counts(size), displacements(size);
   for (int64_t j = 0, at = 0; j < size; ++j) {
     counts[j] = static_cast<int>(pieces[j] * sliceBytes);

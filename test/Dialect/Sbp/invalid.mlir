@@ -396,3 +396,79 @@ module {
     return
   }
 }
+
+// -----
+
+func.func @stage(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'sbp.stage' must be a non-negative integer on an op}}
+  %y = arith.negf %x {sbp.stage = -1} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]} or {stage = S, result = R} with non-negative integers}}
+func.func @source_form(%x: tensor<4xf32> {sbp.source = {stage = 0 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]} or {stage = S, result = R} with non-negative integers}}
+func.func @source_both(%x: tensor<4xf32> {sbp.source = {input = 0 : i64, stage = 0 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.source' on argument #0: micro_batch_dim must be a dimension of it}}
+func.func @source_dim(%x: tensor<4xf32> {sbp.source = {input = 0 : i64, micro_batch_dim = 1 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.pipeline' needs function, stages (a non-empty array), micro_batches, schedule and outputs}}
+module attributes {sbp.pipeline = {function = "f", stages = [], micro_batches = 1 : i64, schedule = "1f1b", outputs = []}} {
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.pipeline' needs a positive micro_batches}}
+module attributes {sbp.pipeline = {function = "f", stages = [@s], micro_batches = 0 : i64, schedule = "1f1b", outputs = []}} {
+  func.func @s() {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.pipeline' has schedule "zigzag"; expected "gpipe" or "1f1b"}}
+module attributes {sbp.pipeline = {function = "f", stages = [@s], micro_batches = 1 : i64, schedule = "zigzag", outputs = []}} {
+  func.func @s() {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.pipeline' names a stage that is not a function of the module}}
+module attributes {sbp.pipeline = {function = "f", stages = [@nowhere], micro_batches = 1 : i64, schedule = "gpipe", outputs = []}} {
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.pipeline' has an output that is not {stage = S, result = R, combine = "concat" (with dim = D) | "sum" | "same"} of an existing stage result}}
+module attributes {sbp.pipeline = {function = "f", stages = [@s], micro_batches = 1 : i64, schedule = "gpipe", outputs = [{stage = 0 : i64, result = 1 : i64, combine = "same"}]}} {
+  func.func @s() -> tensor<4xf32> {
+    %c = arith.constant dense<0.0> : tensor<4xf32>
+    return %c : tensor<4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.pipeline' must be a dictionary attribute of a module}}
+func.func @pipeline_on_func() attributes {sbp.pipeline = {}} {
+  return
+}

@@ -3,6 +3,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -43,12 +44,101 @@ LogicalResult verifyFunctionSharding(Operation *op, unsigned index,
   std::string name = (what + " #" + Twine(index)).str();
   return verifyNdSbp([&] { return op->emitError(); }, op, sharding, type, name);
 }
+
+/// A non-negative integer field `name` of `dict`, or -1 when it is absent
+/// or not one.
+int64_t getIndexField(DictionaryAttr dict, StringRef name) {
+  auto value = dict.getAs<IntegerAttr>(name);
+  return value && value.getInt() >= 0 ? value.getInt() : -1;
+}
+
+/// Verifies `sbp.source` on argument `index` of a stage function.
+LogicalResult verifySource(Operation *op, unsigned index, Attribute attr) {
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  auto fail =
+      [&] {
+        return op->emitError()
+               << "'" << SbpDialect::getSourceAttrName() << "' on argument #"
+               << index
+               << " must be {input = N [, micro_batch_dim = D]} or {stage = S, "
+                  "result = R} with non-negative integers";
+      };
+  if (!dict || !func)
+    return fail();
+  bool isInput = dict.contains("input");
+  if (isInput ? getIndexField(dict, "input") < 0 || dict.contains("stage")
+              : getIndexField(dict, "stage") < 0 ||
+                    getIndexField(dict, "result") < 0)
+    return fail();
+  if (dict.size() != 2 && !(isInput && dict.size() == 1))
+    return fail();
+  if (isInput && dict.size() == 2) {
+    int64_t dim = getIndexField(dict, "micro_batch_dim");
+    auto type = dyn_cast<ShapedType>(func.getArgumentTypes()[index]);
+    if (dim < 0 || !type || !type.hasRank() || dim >= type.getRank())
+      return op->emitError()
+             << "'" << SbpDialect::getSourceAttrName() << "' on argument #"
+             << index << ": micro_batch_dim must be a dimension of it";
+  }
+  return success();
+}
+
+/// Verifies the module's `sbp.pipeline`.
+LogicalResult verifyPipeline(Operation *op, Attribute attr) {
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  auto fail = [&](const Twine &what) {
+    return op->emitError() << "'" << SbpDialect::getPipelineAttrName() << "' "
+                           << what;
+  };
+  if (!dict || !isa<ModuleOp>(op))
+    return fail("must be a dictionary attribute of a module");
+  auto stages = dict.getAs<ArrayAttr>("stages");
+  auto microBatches = dict.getAs<IntegerAttr>("micro_batches");
+  auto schedule = dict.getAs<StringAttr>("schedule");
+  auto outputs = dict.getAs<ArrayAttr>("outputs");
+  if (!stages || stages.empty() || !microBatches || !schedule || !outputs ||
+      !dict.getAs<StringAttr>("function"))
+    return fail("needs function, stages (a non-empty array), micro_batches, "
+                "schedule and outputs");
+  if (microBatches.getInt() < 1)
+    return fail("needs a positive micro_batches");
+  if (schedule.getValue() != "gpipe" && schedule.getValue() != "1f1b")
+    return fail("has schedule \"" + schedule.getValue() +
+                "\"; expected \"gpipe\" or \"1f1b\"");
+  SmallVector<FunctionOpInterface> funcs;
+  for (Attribute stage : stages) {
+    auto ref = dyn_cast<FlatSymbolRefAttr>(stage);
+    auto func =
+        ref ? SymbolTable::lookupNearestSymbolFrom<FunctionOpInterface>(op, ref)
+            : FunctionOpInterface();
+    if (!func)
+      return fail("names a stage that is not a function of the module");
+    funcs.push_back(func);
+  }
+  for (Attribute element : outputs) {
+    auto output = dyn_cast<DictionaryAttr>(element);
+    int64_t stage = output ? getIndexField(output, "stage") : -1;
+    int64_t result = output ? getIndexField(output, "result") : -1;
+    auto combine = output ? output.getAs<StringAttr>("combine") : StringAttr();
+    if (stage < 0 || stage >= int64_t(funcs.size()) || result < 0 ||
+        result >= int64_t(funcs[stage].getNumResults()) || !combine ||
+        !llvm::is_contained({"concat", "sum", "same"}, combine.getValue()) ||
+        (combine.getValue() == "concat" && getIndexField(output, "dim") < 0))
+      return fail("has an output that is not {stage = S, result = R, combine "
+                  "= \"concat\" (with dim = D) | \"sum\" | \"same\"} of "
+                  "an existing stage result");
+  }
+  return success();
+}
 } // namespace
 
 LogicalResult SbpDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
                                                    NamedAttribute attr) {
+  if (attr.getName() == getSourceAttrName())
+    return verifySource(op, argIndex, attr.getValue());
   return verifyFunctionSharding(op, argIndex, attr, /*isResult=*/false);
 }
 
@@ -66,6 +156,15 @@ LogicalResult SbpDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()) || !isa<ModuleOp>(op))
       return op->emitError()
              << "'" << name << "' must be a unit attribute of a module";
+    return success();
+  }
+  if (name == getPipelineAttrName())
+    return verifyPipeline(op, attr.getValue());
+  if (name == getStageAttrName()) {
+    auto stage = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!stage || stage.getInt() < 0 || isa<ModuleOp>(op))
+      return op->emitError()
+             << "'" << name << "' must be a non-negative integer on an op";
     return success();
   }
   bool isOperands = name == getOperandShardingsAttrName();

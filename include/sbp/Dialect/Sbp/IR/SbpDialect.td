@@ -43,11 +43,29 @@ def Sbp_Dialect : Dialect {
     [...]`: one `#sbp.nd` per operand and result, or `unit` where the op
     takes any layout.
 
+    Pipelines (`sbp-split-stages`, `sbp-auto-parallel`) use three more.
+    `sbp.stage = k` on an op of a logical function puts it in pipeline stage
+    `k`. A pipelined module holds one function per stage and describes them
+    in `sbp.pipeline = {function = "main", stages = [@main_stage0, ...],
+    micro_batches = M, schedule = "gpipe" | "1f1b", outputs = [...]}`: each
+    output is `{stage = S, result = R, combine = "concat", dim = D}` (the
+    micro-batches' results concatenated along `D`), `"sum"` or `"same"`.
+    Each stage argument carries `sbp.source`: `{input = N}` (argument `N`
+    of the original function, whole), `{input = N, micro_batch_dim = D}`
+    (cut into micro-batches along `D`) or `{stage = S, result = R}` (result
+    `R` of stage `S`, received from the device at the same position of
+    that stage's sub-mesh).
+
     Constraints on these attributes: `sbp.sharding` is an `#sbp.nd` valid
     for the argument or result type and only appears on function arguments
     and results; `sbp.operands` and `sbp.results` are arrays with one
     element per operand / result, each `unit` or an `#sbp.nd` valid for its
-    value; no other `sbp.*` attribute exists.
+    value; `sbp.stage` is a non-negative integer; `sbp.source` is one of its
+    three forms with non-negative integers and a `micro_batch_dim` within
+    the argument's rank; `sbp.pipeline` is on a module, names functions of
+    it as stages, has a positive `micro_batches`, a known schedule and
+    outputs naming existing stage results; no other `sbp.*` attribute
+    exists.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
@@ -73,6 +91,19 @@ def Sbp_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getResultShardingsAttrName() {
       return "sbp.results";
+    }
+    /// Name of the op attribute assigning it to a pipeline stage.
+    static constexpr ::llvm::StringLiteral getStageAttrName() {
+      return "sbp.stage";
+    }
+    /// Name of the stage function argument attribute saying where its
+    /// value comes from.
+    static constexpr ::llvm::StringLiteral getSourceAttrName() {
+      return "sbp.source";
+    }
+    /// Name of the module attribute describing a pipeline.
+    static constexpr ::llvm::StringLiteral getPipelineAttrName() {
+      return "sbp.pipeline";
     }
   }];
 }

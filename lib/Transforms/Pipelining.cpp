@@ -1,0 +1,479 @@
+//===- Pipelining.cpp - Micro-batches and pipeline stages -----------------===//
+//
+// Micro-batching is an SBP partition along a virtual mesh axis whose
+// "devices" are the micro-batches, run one after another: the batch
+// arguments are `S(0)` on it, the parameters `B`, and a plan is legal when
+// no value changes layout on the way (that would be communication between
+// micro-batches). A result left `S(d)` is concatenated, one left `P(sum)`
+// summed (a mean over the batch is a sum scaled by the global size, so it
+// stays exact).
+//
+//===----------------------------------------------------------------------===//
+
+#include "sbp/Transforms/Pipelining.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "sbp/Transforms/Passes.h"
+#include "sbp/Transforms/Propagation.h"
+#include "sbp/Transforms/ShardingState.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::sbp;
+
+namespace {
+
+/// Whether `func` carries layout constraints of its own.
+bool hasLayoutAnnotations(func::FuncOp func) {
+  StringRef name = SbpDialect::getShardingAttrName();
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (func.getArgAttr(i, name))
+      return true;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (func.getResultAttr(i, name))
+      return true;
+  return func
+      .walk([](Operation *op) {
+        return isa<AnnotateOp, BoxingOp>(op) ? WalkResult::interrupt()
+                                             : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// How the micro-batches of a result laid out as `layout` make the whole;
+/// nothing for a partial max or min (not a pipeline output).
+std::optional<MicroBatchResult> getCombine(NdSbpAttr layout) {
+  MicroBatchResult combine;
+  if (!layout || layout.isReplicated())
+    return combine;
+  SbpEntry entry = layout.getEntries()[0];
+  if (entry.isSplit()) {
+    combine.kind = MicroBatchResult::Concat;
+    combine.dim = entry.getDim();
+    return combine;
+  }
+  if (entry.getReduction() != ReductionKind::Sum)
+    return std::nullopt;
+  combine.kind = MicroBatchResult::Sum;
+  return combine;
+}
+
+int64_t indexOf(const llvm::SetVector<Value> &values, Value value) {
+  return llvm::find(values.getArrayRef(), value) - values.begin();
+}
+
+const char *getCombineName(MicroBatchResult::Kind kind) {
+  switch (kind) {
+  case MicroBatchResult::Concat:
+    return "concat";
+  case MicroBatchResult::Sum:
+    return "sum";
+  case MicroBatchResult::Same:
+    return "same";
+  }
+  return "same";
+}
+
+} // namespace
+
+SmallVector<int64_t> sbp::getDefaultBatchArgs(func::FuncOp func) {
+  // Dimension 0 of a batch is a parallel loop of every op that reads it
+  // (of a weight, often a reduction: the k of x * w).
+  auto isParallelRows = [](BlockArgument arg) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() == 0 || type.isDynamicDim(0))
+      return false;
+    bool used = false;
+    for (OpOperand &use : arg.getUses()) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+      if (!linalgOp)
+        continue;
+      AffineMap map = linalgOp.getMatchingIndexingMap(&use);
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(0));
+      if (!dim || linalgOp.getIteratorTypesArray()[dim.getPosition()] !=
+                      utils::IteratorType::parallel)
+        return false;
+      used = true;
+    }
+    return used;
+  };
+  SmallVector<int64_t> args;
+  int64_t batch = ShapedType::kDynamic;
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isParallelRows(arg))
+      continue;
+    int64_t rows = cast<RankedTensorType>(arg.getType()).getDimSize(0);
+    if (ShapedType::isDynamic(batch))
+      batch = rows;
+    if (rows == batch)
+      args.push_back(arg.getArgNumber());
+  }
+  return args;
+}
+
+LogicalResult sbp::microBatch(func::FuncOp func, int64_t count,
+                              ArrayRef<int64_t> batchArgs,
+                              MicroBatching &info) {
+  info.count = count;
+  info.argDims.assign(func.getNumArguments(), -1);
+  info.results.assign(func.getNumResults(), MicroBatchResult());
+  for (int64_t arg : batchArgs)
+    info.argDims[arg] = 0;
+  if (count == 1)
+    return success();
+  if (batchArgs.empty())
+    return emitError(func.getLoc())
+           << "cannot cut @" << func.getSymName() << " into " << count
+           << " micro-batches: no argument is a batch (its dimension 0 a "
+              "parallel loop of the ops that read it); name them with "
+              "batch-args";
+  if (hasLayoutAnnotations(func))
+    return emitError(func.getLoc())
+           << "cannot pipeline @" << func.getSymName()
+           << ": it has layout annotations (sbp.sharding, sbp.annotate), but "
+              "a pipeline chooses the layouts of each stage on its own mesh";
+  for (int64_t arg : batchArgs) {
+    auto type = dyn_cast<RankedTensorType>(func.getArgumentTypes()[arg]);
+    if (!type || type.getRank() == 0 || type.isDynamicDim(0) ||
+        type.getDimSize(0) % count)
+      return emitError(func.getLoc())
+             << "cannot cut argument #" << arg << " of @" << func.getSymName()
+             << " (" << func.getArgumentTypes()[arg] << ") into " << count
+             << " micro-batches: its dimension 0 is not a multiple of "
+             << count;
+  }
+
+  MLIRContext *context = func.getContext();
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
+  OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
+  auto mesh = MeshOp::create(builder, func.getLoc(), "micro_batches",
+                             ArrayRef<int64_t>{count}, ArrayAttr());
+  auto copy = cast<func::FuncOp>(func->clone());
+  scratch->push_back(copy);
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  auto split = NdSbpAttr::get(context, meshRef, {SbpEntry::split(0)});
+  for (int64_t arg : batchArgs)
+    copy.setArgAttr(arg, SbpDialect::getShardingAttrName(), split);
+  // Results with rows of the batch are asked to stay split, so that the
+  // propagation keeps the batch split to the end (an all-gather before the
+  // return and one further up cost it the same); what the results really
+  // are is read back below.
+  int64_t rows = cast<RankedTensorType>(func.getArgumentTypes()[batchArgs[0]])
+                     .getDimSize(0);
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      if (tensor.getRank() > 0 && tensor.getDimSize(0) == rows)
+        copy.setResultAttr(i, SbpDialect::getShardingAttrName(), split);
+  duplicateFreeProducers(copy);
+  if (failed(propagateLayouts(copy, mesh, /*maxSweeps=*/8)))
+    return failure();
+
+  // A change of layout inside the program would be communication between
+  // micro-batches; at the results it is how they are put together.
+  WalkResult walk = copy.walk([&](Operation *op) {
+    if (!isa<func::ReturnOp>(op) &&
+        !op->hasAttr(SbpDialect::getOperandShardingsAttrName()))
+      return WalkResult::advance();
+    for (OpOperand &use : op->getOpOperands()) {
+      NdSbpAttr need = getUseSharding(use), have = getValueSharding(use.get());
+      if (isa<func::ReturnOp>(op)) {
+        unsigned index = use.getOperandNumber();
+        std::optional<MicroBatchResult> combine = getCombine(have);
+        if (!combine) {
+          op->emitError() << "cannot pipeline @" << func.getSymName()
+                          << ": result #" << index << " is a partial "
+                          << stringifyReductionKind(
+                                 have.getEntries()[0].getReduction())
+                          << " over the micro-batches";
+          return WalkResult::interrupt();
+        }
+        info.results[index] = *combine;
+        if (have)
+          copy.setResultAttr(index, SbpDialect::getShardingAttrName(), have);
+        continue;
+      }
+      if (!need || !have || need == have)
+        continue;
+      op->emitError() << "cannot cut @" << func.getSymName() << " into "
+                      << count << " micro-batches: operand #"
+                      << use.getOperandNumber()
+                      << " is needed whole over the batch ("
+                      << need.toOneFlowString() << ") but each micro-batch has "
+                      << have.toOneFlowString();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  PassManager pm(context);
+  pm.addPass(createSbpInsertBoxingPass());
+  pm.addPass(createSbpPartitionPass());
+  if (failed(pm.run(*scratch)))
+    return failure();
+  walk = copy.walk([&](Operation *op) {
+    if (!isa<SbpDialect>(op->getDialect()))
+      return WalkResult::advance();
+    op->emitError() << "cannot cut @" << func.getSymName() << " into " << count
+                    << " micro-batches: this op needs its micro-batch's index";
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  for (unsigned i = 0, e = copy.getNumArguments(); i < e; ++i)
+    copy.removeArgAttr(i, SbpDialect::getShardingAttrName());
+  for (unsigned i = 0, e = copy.getNumResults(); i < e; ++i)
+    copy.removeResultAttr(
+        i, StringAttr::get(context, SbpDialect::getShardingAttrName()));
+  func.setFunctionType(copy.getFunctionType());
+  func.getBody().takeBody(copy.getBody());
+  return success();
+}
+
+double sbp::getIterationWork(Operation *op) {
+  double work = 0;
+  op->walk([&](linalg::LinalgOp linalgOp) {
+    double points = 1;
+    for (int64_t range : linalgOp.getStaticLoopRanges())
+      points *= ShapedType::isDynamic(range) ? 1 : range;
+    work += points;
+  });
+  return work;
+}
+
+bool sbp::isCheapToRecompute(Operation *op) {
+  // Scalar and dense constants too: every stage may hold its own copy.
+  return isa<arith::ConstantOp>(op) || isFreeToRepeat(op);
+}
+
+void sbp::assignBalancedStages(func::FuncOp func, int64_t stages) {
+  Builder builder(func.getContext());
+  SmallVector<Operation *> ops;
+  double total = 0;
+  for (Operation &op : func.front().without_terminator()) {
+    if (isCheapToRecompute(&op))
+      continue;
+    ops.push_back(&op);
+    total += getIterationWork(&op);
+  }
+  // Each op goes to the stage its midpoint of the cumulative work falls in;
+  // without any work, the count of ops is balanced instead.
+  double before = 0;
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    double work = total > 0 ? getIterationWork(op) : 1;
+    double middle = (before + work / 2) / (total > 0 ? total : ops.size());
+    before += work;
+    int64_t stage = std::min<int64_t>(stages - 1, middle * stages);
+    op->setAttr(SbpDialect::getStageAttrName(),
+                builder.getI64IntegerAttr(stage));
+  }
+}
+
+FailureOr<SmallVector<func::FuncOp>>
+sbp::outlineStages(func::FuncOp func, const MicroBatching &batching,
+                   SmallVectorImpl<PipelineOutput> &outputs) {
+  Block &body = func.front();
+  Operation *terminator = body.getTerminator();
+  MLIRContext *context = func.getContext();
+
+  // Stages of the ops that own one: written, or the earliest of their
+  // users'. Cheap producers have none; every stage that needs one makes it.
+  DenseMap<Operation *, int64_t> stageOf;
+  int64_t numStages = 1;
+  for (Operation &op : body.without_terminator())
+    if (auto stage =
+            op.getAttrOfType<IntegerAttr>(SbpDialect::getStageAttrName()))
+      numStages = std::max<int64_t>(numStages, stage.getInt() + 1);
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (isCheapToRecompute(&op))
+      continue;
+    if (auto stage =
+            op.getAttrOfType<IntegerAttr>(SbpDialect::getStageAttrName())) {
+      stageOf[&op] = stage.getInt();
+      continue;
+    }
+    int64_t stage = numStages - 1;
+    for (Operation *user : op.getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (top && stageOf.count(top))
+        stage = std::min(stage, stageOf[top]);
+    }
+    stageOf[&op] = stage;
+  }
+
+  // The top-level values each stage takes from outside, in order of first
+  // use, and those each stage hands on.
+  SmallVector<llvm::SetVector<Value>> imports(numStages), exports(numStages);
+  auto producerStage = [&](Value value) -> std::optional<int64_t> {
+    Operation *producer = value.getDefiningOp();
+    if (!producer || isCheapToRecompute(producer))
+      return std::nullopt;
+    return stageOf.lookup(producer);
+  };
+  // Values a cheap producer needs are needed by its users' stage.
+  std::function<LogicalResult(Value, int64_t, Operation *)> require =
+      [&](Value value, int64_t stage, Operation *user) -> LogicalResult {
+    Operation *producer = value.getDefiningOp();
+    if (producer && isCheapToRecompute(producer)) {
+      for (Value operand : producer->getOperands())
+        if (failed(require(operand, stage, user)))
+          return failure();
+      return success();
+    }
+    std::optional<int64_t> from = producerStage(value);
+    if (from && *from > stage)
+      return user->emitError()
+             << "stage " << stage << " uses a value computed in stage " << *from
+             << "; stages must follow the data flow";
+    if (from && *from == stage)
+      return success();
+    imports[stage].insert(value);
+    if (from)
+      exports[*from].insert(value);
+    return success();
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (!stageOf.count(&op))
+      continue;
+    int64_t stage = stageOf[&op];
+    WalkResult walk = op.walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (operand.getParentBlock() == &body &&
+            failed(require(operand, stage, inner)))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  // Results leave from the stage that computes them: arguments through the
+  // first stage, cheap values from the last.
+  SmallVector<int64_t> resultStages;
+  for (Value value : terminator->getOperands()) {
+    std::optional<int64_t> from = producerStage(value);
+    int64_t stage = from                        ? *from
+                    : isa<BlockArgument>(value) ? 0
+                                                : numStages - 1;
+    if (!from && failed(require(value, stage, terminator)))
+      return failure();
+    exports[stage].insert(value);
+    resultStages.push_back(stage);
+  }
+
+  // The functions.
+  SymbolTable symbols(func->getParentOp());
+  OpBuilder builder(context);
+  builder.setInsertionPointAfter(func);
+  SmallVector<func::FuncOp> stages;
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    SmallVector<Type> inputs, results;
+    for (Value value : imports[stage])
+      inputs.push_back(value.getType());
+    for (Value value : exports[stage])
+      results.push_back(value.getType());
+    auto stageFunc = func::FuncOp::create(
+        builder, func.getLoc(),
+        (func.getSymName() + "_stage" + Twine(stage)).str(),
+        FunctionType::get(context, inputs, results));
+    symbols.insert(stageFunc);
+    builder.setInsertionPointAfter(stageFunc);
+    stages.push_back(stageFunc);
+
+    Block *entry = stageFunc.addEntryBlock();
+    IRMapping mapping;
+    for (auto [i, value] : llvm::enumerate(imports[stage])) {
+      mapping.map(value, entry->getArgument(i));
+      SmallVector<NamedAttribute> source;
+      if (auto arg = dyn_cast<BlockArgument>(value)) {
+        int64_t index = arg.getArgNumber();
+        source.emplace_back(StringAttr::get(context, "input"),
+                            builder.getI64IntegerAttr(index));
+        if (batching.count > 1 && batching.argDims[index] >= 0)
+          source.emplace_back(
+              StringAttr::get(context, "micro_batch_dim"),
+              builder.getI64IntegerAttr(batching.argDims[index]));
+      } else {
+        int64_t from = *producerStage(value);
+        source.emplace_back(StringAttr::get(context, "stage"),
+                            builder.getI64IntegerAttr(from));
+        source.emplace_back(
+            StringAttr::get(context, "result"),
+            builder.getI64IntegerAttr(indexOf(exports[from], value)));
+      }
+      stageFunc.setArgAttr(i, SbpDialect::getSourceAttrName(),
+                           DictionaryAttr::get(context, source));
+    }
+    OpBuilder inner = OpBuilder::atBlockEnd(entry);
+    std::function<void(Value)> materialize = [&](Value value) {
+      if (mapping.contains(value))
+        return;
+      Operation *producer = value.getDefiningOp();
+      for (Value operand : producer->getOperands())
+        materialize(operand);
+      inner.clone(*producer, mapping);
+    };
+    for (Operation &op : body.without_terminator()) {
+      if (!stageOf.count(&op) || stageOf[&op] != stage)
+        continue;
+      op.walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (operand.getParentBlock() == &body && !mapping.contains(operand))
+            materialize(operand);
+      });
+      Operation *clone = inner.clone(op, mapping);
+      clone->removeAttr(SbpDialect::getStageAttrName());
+    }
+    SmallVector<Value> returned;
+    for (Value value : exports[stage]) {
+      materialize(value);
+      returned.push_back(mapping.lookup(value));
+    }
+    func::ReturnOp::create(inner, func.getLoc(), returned);
+  }
+
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    PipelineOutput output;
+    output.stage = resultStages[index];
+    output.result = indexOf(exports[output.stage], value);
+    output.combine = batching.results[index];
+    outputs.push_back(output);
+  }
+  return stages;
+}
+
+void sbp::recordPipeline(ModuleOp module, StringRef function,
+                         ArrayRef<func::FuncOp> stages, int64_t microBatches,
+                         StringRef schedule, ArrayRef<PipelineOutput> outputs) {
+  Builder builder(module.getContext());
+  SmallVector<Attribute> stageRefs, outputAttrs;
+  for (func::FuncOp stage : stages)
+    stageRefs.push_back(FlatSymbolRefAttr::get(stage.getSymNameAttr()));
+  for (const PipelineOutput &output : outputs) {
+    SmallVector<NamedAttribute> fields = {
+        builder.getNamedAttr("stage", builder.getI64IntegerAttr(output.stage)),
+        builder.getNamedAttr("result",
+                             builder.getI64IntegerAttr(output.result)),
+        builder.getNamedAttr("combine", builder.getStringAttr(getCombineName(
+                                            output.combine.kind)))};
+    if (output.combine.kind == MicroBatchResult::Concat)
+      fields.push_back(builder.getNamedAttr(
+          "dim", builder.getI64IntegerAttr(output.combine.dim)));
+    outputAttrs.push_back(builder.getDictionaryAttr(fields));
+  }
+  module->setAttr(
+      SbpDialect::getPipelineAttrName(),
+      builder.getDictionaryAttr({
+          builder.getNamedAttr("function", builder.getStringAttr(function)),
+          builder.getNamedAttr("stages", builder.getArrayAttr(stageRefs)),
+          builder.getNamedAttr("micro_batches",
+                               builder.getI64IntegerAttr(microBatches)),
+          builder.getNamedAttr("schedule", builder.getStringAttr(schedule)),
+          builder.getNamedAttr("outputs", builder.getArrayAttr(outputAttrs)),
+      }));
+}

@@ -1,0 +1,507 @@
+//===- StagePlanner.cpp - Choosing pipeline stages ------------------------===//
+//
+// Alpa's inter-operator search on sbp's own pieces. For each number of
+// micro-batches the function is micro-batched once; its top-level ops are
+// grouped into segments at the cuts where the fewest bytes are live (the
+// boundaries between layers); each contiguous range of segments is
+// outlined and priced by the intra-stage search on each candidate
+// sub-mesh; and a dynamic program over the segments picks, for every
+// bound on the slowest stage, the cuts that minimize the sum of the stage
+// times, so that the step `sum + (m - 1) * max` is least. docs/pipeline.md
+// gives the model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sbp/Transforms/StagePlanner.h"
+#include "mlir/IR/Diagnostics.h"
+#include "sbp/Transforms/Pipelining.h"
+#include "sbp/Transforms/Propagation.h"
+#include "sbp/Transforms/SearchProblem.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::sbp;
+using ::sbp::runtime::PipelineSchedule;
+using ::sbp::runtime::StageTimes;
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+/// Segments at most: a dynamic program over more ranges would price
+/// quadratically many stages.
+constexpr int64_t kMaxSegments = 12;
+
+SmallVector<Operation *> getPlaceableOps(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.front().without_terminator())
+    if (!isCheapToRecompute(&op))
+      ops.push_back(&op);
+  return ops;
+}
+
+double getBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements() *
+         std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+}
+
+/// For each cut position p (before ops[p]), the bytes computed before it
+/// and used at or after it: what a stage boundary there sends.
+SmallVector<double> getCrossingBytes(func::FuncOp func,
+                                     ArrayRef<Operation *> ops) {
+  Block &body = func.front();
+  DenseMap<Operation *, size_t> position;
+  for (auto [i, op] : llvm::enumerate(ops))
+    position[op] = i;
+  SmallVector<double> delta(ops.size() + 2, 0);
+  for (auto [i, op] : llvm::enumerate(ops))
+    for (Value result : op->getResults()) {
+      size_t last = i;
+      for (Operation *user : result.getUsers()) {
+        Operation *top = body.findAncestorOpInBlock(*user);
+        last = std::max(last, top && position.count(top) ? position[top]
+                                                         : ops.size());
+      }
+      if (last == i)
+        continue;
+      delta[i + 1] += getBytes(result.getType());
+      delta[last + 1] -= getBytes(result.getType());
+    }
+  SmallVector<double> bytes(ops.size() + 1, 0);
+  for (size_t p = 1; p <= ops.size(); ++p)
+    bytes[p] = bytes[p - 1] + delta[p];
+  return bytes;
+}
+
+/// The segment boundaries, 0 first and `ops.size()` last: min(ops,
+/// kMaxSegments) segments of at most twice the average work each (or the
+/// largest op's), cut where the fewest bytes cross in total, as Alpa
+/// clusters operators into layers.
+SmallVector<int64_t> getSegments(ArrayRef<Operation *> ops,
+                                 ArrayRef<double> crossing) {
+  int64_t n = ops.size();
+  int64_t count = std::min<int64_t>(n, kMaxSegments);
+  SmallVector<double> prefix = {0};
+  double largest = 0;
+  for (Operation *op : ops) {
+    prefix.push_back(prefix.back() + getIterationWork(op));
+    largest = std::max(largest, getIterationWork(op));
+  }
+  double cap = std::max(largest, 2 * prefix.back() / count);
+  // least[l][p]: the least bytes crossing the cuts of ops [0, p) in l
+  // segments.
+  std::vector<std::vector<double>> least(count + 1,
+                                         std::vector<double>(n + 1, kInfinity));
+  std::vector<std::vector<int64_t>> from(count + 1,
+                                         std::vector<int64_t>(n + 1, -1));
+  least[0][0] = 0;
+  for (int64_t l = 1; l <= count; ++l)
+    for (int64_t p = l; p <= n; ++p)
+      for (int64_t q = p - 1; q >= l - 1 && prefix[p] - prefix[q] <= cap; --q) {
+        double bytes = least[l - 1][q] + (q > 0 ? crossing[q] : 0);
+        if (bytes < least[l][p]) {
+          least[l][p] = bytes;
+          from[l][p] = q;
+        }
+      }
+  SmallVector<int64_t> segments = {n};
+  for (int64_t l = count, p = n; l > 0 && from[l][p] >= 0; --l)
+    segments.push_back(p = from[l][p]);
+  if (segments.back() != 0)
+    return {0, n};
+  std::reverse(segments.begin(), segments.end());
+  return segments;
+}
+
+/// What one candidate stage costs on its sub-mesh.
+struct RangeCost {
+  double time = kInfinity;
+  double parameters = 0, activations = 0;
+};
+
+/// Prices ops [begin, end) of `ops` (of `func`) as a stage: outlined and
+/// searched on `mesh` under `model`.
+RangeCost priceRange(func::FuncOp func, ArrayRef<Operation *> ops,
+                     int64_t begin, int64_t end, const MicroBatching &batching,
+                     MeshOp mesh, const CostModel &model, double limit,
+                     double timeLimit) {
+  Builder builder(func.getContext());
+  for (auto [i, op] : llvm::enumerate(ops))
+    op->setAttr(SbpDialect::getStageAttrName(),
+                builder.getI64IntegerAttr(int64_t(i) < begin ? 0
+                                          : int64_t(i) < end ? 1
+                                                             : 2));
+  SmallVector<PipelineOutput> outputs;
+  FailureOr<SmallVector<func::FuncOp>> stages =
+      outlineStages(func, batching, outputs);
+  RangeCost cost;
+  if (failed(stages))
+    return cost;
+  FailureOr<SearchProblem> problem =
+      SearchProblem::build((*stages)[1], mesh, model);
+  double leastMemory = 0;
+  if (succeeded(problem)) {
+    FailureOr<Plan> plan = searchWithinMemory(
+        *problem, limit, timeLimit, leastMemory, [](const Twine &) {});
+    if (succeeded(plan)) {
+      cost.time = plan->cost.stepTime();
+      cost.parameters = plan->cost.parameterBytes;
+      cost.activations = plan->cost.peakMemory - plan->cost.parameterBytes;
+    }
+  }
+  for (func::FuncOp stage : *stages)
+    stage.erase();
+  return cost;
+}
+
+/// Micro-batches the schedule keeps activations of in stage `stage`: all
+/// of them in GPipe, those not yet back from the later stages in 1F1B.
+int64_t getInFlight(PipelineSchedule schedule, int64_t stage, int64_t stages,
+                    int64_t microBatches) {
+  return schedule == PipelineSchedule::GPipe
+             ? microBatches
+             : std::min(microBatches, stages - stage);
+}
+
+/// The candidate pipeline meshes of `mesh`: its first axis, or all its
+/// devices, cut into K stages.
+SmallVector<SmallVector<int64_t>> getPipelineMeshes(ArrayRef<int64_t> mesh) {
+  SmallVector<SmallVector<int64_t>> meshes;
+  int64_t devices = 1;
+  for (int64_t size : mesh)
+    devices *= size;
+  for (int64_t k = 2; k <= mesh[0]; ++k) {
+    if (mesh[0] % k)
+      continue;
+    SmallVector<int64_t> shape = {k};
+    if (mesh[0] / k > 1)
+      shape.push_back(mesh[0] / k);
+    shape.append(mesh.begin() + 1, mesh.end());
+    meshes.push_back(shape);
+  }
+  for (int64_t k = mesh[0] + 1; mesh.size() > 1 && k <= devices; ++k)
+    if (devices % k == 0) {
+      SmallVector<int64_t> shape = {k};
+      if (devices / k > 1)
+        shape.push_back(devices / k);
+      meshes.push_back(shape);
+    }
+  return meshes;
+}
+
+} // namespace
+
+FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
+    func::FuncOp func, const Cluster &cluster, ArrayRef<int64_t> mesh,
+    const PipelineSearchOptions &options, double singleStepTime,
+    function_ref<void(const Twine &)> progress) {
+  if (options.stages == 1)
+    return std::optional<PipelinePlan>();
+  SmallVector<SmallVector<int64_t>> meshes;
+  for (SmallVector<int64_t> &shape : getPipelineMeshes(mesh))
+    if (!options.stages || shape[0] == options.stages)
+      meshes.push_back(shape);
+  if (meshes.empty()) {
+    if (!options.stages)
+      return std::optional<PipelinePlan>();
+    return emitError(func.getLoc())
+           << "sbp-auto-parallel: pipeline-stages=" << options.stages
+           << " does not divide the first axis of the mesh [" << mesh
+           << "] into equal stages";
+  }
+  SmallVector<int64_t> counts = {options.microBatches};
+  if (!options.microBatches)
+    counts = {1, 2, 4, 8, 16};
+
+  std::optional<PipelinePlan> best;
+  double bestTime = singleStepTime;
+  unsigned priced = 0;
+  SmallVector<int64_t> batchArgs = getDefaultBatchArgs(func);
+  for (int64_t count : counts) {
+    OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
+    auto copy = cast<func::FuncOp>(func->clone());
+    scratch->push_back(copy);
+    MicroBatching batching;
+    {
+      // A count the search tries and the program does not allow is
+      // skipped quietly; one the user asked for is an error.
+      std::optional<ScopedDiagnosticHandler> quiet;
+      if (!options.microBatches)
+        quiet.emplace(func.getContext(),
+                      [](Diagnostic &) { return success(); });
+      if (failed(microBatch(copy, count, batchArgs, batching))) {
+        if (options.microBatches)
+          return failure();
+        continue;
+      }
+    }
+    SmallVector<Operation *> ops = getPlaceableOps(copy);
+    SmallVector<double> crossing = getCrossingBytes(copy, ops);
+    SmallVector<int64_t> segments = getSegments(ops, crossing);
+    int64_t numSegments = segments.size() - 1;
+    OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
+    for (ArrayRef<int64_t> shape : meshes) {
+      int64_t k = shape[0];
+      if (k > numSegments)
+        continue;
+      auto full = CostModel::get(cluster, shape);
+      if (!full) {
+        llvm::consumeError(full.takeError());
+        continue;
+      }
+      CostModel stageModel = full->getStageModel(1);
+      auto stageMesh = MeshOp::create(builder, func.getLoc(), "stage",
+                                      stageModel.getMeshShape(), ArrayAttr());
+      progress(llvm::formatv("pricing {0} micro-batches, {1} stages on [{2}]: "
+                             "{3} segments",
+                             count, k,
+                             llvm::make_range(shape.begin() + 1, shape.end()),
+                             numSegments));
+      // Every contiguous range of segments as a stage: priced within the
+      // limit, and again within less where the activations the schedule
+      // keeps would not fit (the stage search knows one micro-batch).
+      auto price = [&](int64_t i, int64_t j, double limit) {
+        RangeCost range =
+            priceRange(copy, ops, segments[i], segments[j], batching, stageMesh,
+                       stageModel, limit, options.timeLimit);
+        ++priced;
+        return range;
+      };
+      // Sending what crosses the end of segment j to the next stage: on a
+      // link of its own, which the stages' eager sends keep busy.
+      auto send = [&](int64_t j) {
+        return j < numSegments ? full->getTransferTime(0, crossing[segments[j]])
+                               : 0.0;
+      };
+      using Table = std::vector<std::vector<RangeCost>>;
+      Table base(numSegments + 1, std::vector<RangeCost>(numSegments + 1));
+      for (int64_t i = 0; i < numSegments; ++i)
+        for (int64_t j = i + 1; j <= numSegments; ++j)
+          base[i][j] = price(i, j, options.memoryLimit);
+      std::map<int64_t, Table> tables;
+      std::vector<double> values;
+      for (int64_t stage = 0; stage < k; ++stage) {
+        int64_t inFlight = getInFlight(options.schedule, stage, k, count);
+        if (tables.count(inFlight))
+          continue;
+        Table &table = tables[inFlight] = base;
+        for (int64_t i = 0; i < numSegments; ++i)
+          for (int64_t j = i + 1; j <= numSegments; ++j) {
+            RangeCost &range = table[i][j];
+            for (int attempt = 0; attempt < 3; ++attempt) {
+              double excess = range.parameters + inFlight * range.activations -
+                              options.memoryLimit;
+              if (!std::isfinite(range.time) || excess <= 0)
+                break;
+              double limit = range.parameters + range.activations - excess;
+              range = limit > 0 ? price(i, j, limit) : RangeCost();
+            }
+            if (range.parameters + inFlight * range.activations >
+                options.memoryLimit)
+              range = RangeCost();
+            if (std::isfinite(range.time))
+              values.push_back(std::max(range.time, send(j)));
+          }
+      }
+      stageMesh.erase();
+      llvm::sort(values);
+      values.erase(llvm::unique(values), values.end());
+      auto cost = [&](int64_t i, int64_t j, int64_t stage) -> RangeCost & {
+        return tables[getInFlight(options.schedule, stage, k, count)][i][j];
+      };
+      // For each bound on the slowest stage, the cuts with the least sum.
+      for (double bound : values) {
+        std::vector<std::vector<double>> least(
+            k + 1, std::vector<double>(numSegments + 1, kInfinity));
+        std::vector<std::vector<int64_t>> from(
+            k + 1, std::vector<int64_t>(numSegments + 1, -1));
+        least[0][0] = 0;
+        for (int64_t s = 1; s <= k; ++s)
+          for (int64_t j = s; j <= numSegments; ++j)
+            for (int64_t i = s - 1; i < j; ++i) {
+              // A stage and its outgoing link each pass one micro-batch
+              // per step of the steady state; both add to the latency.
+              const RangeCost &range = cost(i, j, s - 1);
+              if (!std::isfinite(least[s - 1][i]) ||
+                  std::max(range.time, send(j)) > bound)
+                continue;
+              double sum = least[s - 1][i] + range.time + send(j);
+              if (sum < least[s][j]) {
+                least[s][j] = sum;
+                from[s][j] = i;
+              }
+            }
+        if (!std::isfinite(least[k][numSegments]))
+          continue;
+        double time = least[k][numSegments] + (count - 1) * bound;
+        if (time >= bestTime)
+          continue;
+        PipelinePlan plan;
+        plan.stages = k;
+        plan.microBatches = count;
+        plan.schedule = options.schedule;
+        plan.mesh.assign(shape.begin(), shape.end());
+        SmallVector<int64_t> bounds = {numSegments};
+        for (int64_t s = k, j = numSegments; s > 0; --s)
+          bounds.push_back(j = from[s][j]);
+        std::reverse(bounds.begin(), bounds.end());
+        for (int64_t s = 0; s < k; ++s) {
+          const RangeCost &range = cost(bounds[s], bounds[s + 1], s);
+          StageTimes times;
+          times.forward = range.time;
+          times.send = send(bounds[s + 1]);
+          plan.times.push_back(times);
+          plan.memory.push_back(range.parameters +
+                                getInFlight(options.schedule, s, k, count) *
+                                    range.activations);
+          if (s > 0)
+            plan.cuts.push_back(segments[bounds[s]]);
+        }
+        plan.timeline = ::sbp::runtime::simulateSchedule(
+            options.schedule, plan.times, count, /*backward=*/false);
+        plan.stepTime = ::sbp::runtime::getMakespan(plan.timeline);
+        plan.bubble = ::sbp::runtime::getBubbleFraction(plan.timeline, k);
+        bestTime = time;
+        best = std::move(plan);
+      }
+    }
+  }
+  if (best)
+    best->candidates = priced;
+  else if (options.stages)
+    return emitError(func.getLoc())
+           << "sbp-auto-parallel: no pipeline of " << options.stages
+           << " stages fits memory-limit (or the program has fewer layers "
+              "than stages)";
+  return best;
+}
+
+LogicalResult mlir::sbp::applyPipelinePlan(
+    func::FuncOp func, const PipelinePlan &plan, const Cluster &cluster,
+    const PipelineSearchOptions &options,
+    function_ref<void(func::FuncOp, const SearchProblem &, const Plan &,
+                      const CostModel &, MeshOp)>
+        onStage) {
+  ModuleOp module = func->getParentOfType<ModuleOp>();
+  MicroBatching batching;
+  if (failed(microBatch(func, plan.microBatches, getDefaultBatchArgs(func),
+                        batching)))
+    return failure();
+  Builder builder(func.getContext());
+  for (auto [i, op] : llvm::enumerate(getPlaceableOps(func)))
+    op->setAttr(SbpDialect::getStageAttrName(),
+                builder.getI64IntegerAttr(llvm::upper_bound(plan.cuts, i) -
+                                          plan.cuts.begin()));
+  SmallVector<PipelineOutput> outputs;
+  FailureOr<SmallVector<func::FuncOp>> stages =
+      outlineStages(func, batching, outputs);
+  if (failed(stages))
+    return failure();
+  recordPipeline(module, func.getSymName(), *stages, plan.microBatches,
+                 ::sbp::runtime::getScheduleName(options.schedule), outputs);
+  func.erase();
+
+  auto full = CostModel::get(cluster, plan.mesh);
+  if (!full)
+    return module.emitError() << llvm::toString(full.takeError());
+  CostModel model = full->getStageModel(1);
+  OpBuilder meshBuilder = OpBuilder::atBlockBegin(module.getBody());
+  std::string name = "stage_mesh";
+  for (unsigned suffix = 0; module.lookupSymbol(name);)
+    name = "stage_mesh_" + std::to_string(suffix++);
+  auto mesh = MeshOp::create(meshBuilder, module.getLoc(), name,
+                             model.getMeshShape(), ArrayAttr());
+  StringRef sharding = SbpDialect::getShardingAttrName();
+  for (func::FuncOp stage : *stages) {
+    // A received value arrives in the layout its sender gives it.
+    for (unsigned i = 0; i < stage.getNumArguments(); ++i) {
+      auto source = stage.getArgAttrOfType<DictionaryAttr>(
+          i, SbpDialect::getSourceAttrName());
+      auto from = source.getAs<IntegerAttr>("stage");
+      if (!from)
+        continue;
+      func::FuncOp sender = (*stages)[from.getInt()];
+      if (auto layout = sender.getResultAttrOfType<NdSbpAttr>(
+              source.getAs<IntegerAttr>("result").getInt(), sharding))
+        stage.setArgAttr(i, sharding, layout);
+    }
+    FailureOr<SearchProblem> problem = SearchProblem::build(stage, mesh, model);
+    if (failed(problem))
+      return failure();
+    double leastMemory = 0;
+    FailureOr<Plan> stagePlan =
+        searchWithinMemory(*problem, options.memoryLimit, options.timeLimit,
+                           leastMemory, [](const Twine &) {});
+    if (failed(stagePlan))
+      return emitError(stage.getLoc())
+             << "sbp-auto-parallel: no plan of this stage fits the memory "
+                "limit; the least found needs "
+             << formatBytes(leastMemory) << " per device";
+    onStage(stage, *problem, *stagePlan, model, mesh);
+    problem->record(stagePlan->states);
+    if (failed(propagateLayouts(stage, mesh, /*maxSweeps=*/8)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult mlir::sbp::writeTimelineSvg(StringRef path,
+                                          const PipelinePlan &plan) {
+  std::error_code error;
+  llvm::raw_fd_ostream out(path, error);
+  if (error)
+    return failure();
+  const double width = 960, rowHeight = 36, left = 80, top = 40;
+  double makespan = std::max(plan.stepTime, 1e-12);
+  double scale = (width - left - 20) / makespan;
+  double height = top + plan.stages * rowHeight + 40;
+  out << llvm::formatv(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+      "width=\"{0}\" height=\"{1}\" font-family=\"sans-serif\" "
+      "font-size=\"11\">\n",
+      width, height);
+  out << llvm::formatv(
+      "<text x=\"{0}\" y=\"20\" font-size=\"13\">{1} stages on [{2}], {3} "
+      "micro-batches, {4}: predicted step {5:F3} ms, bubble {6:F1}%</text>\n",
+      left, plan.stages,
+      plan.mesh.size() > 1
+          ? llvm::join(llvm::map_range(
+                           ArrayRef(plan.mesh).drop_front(),
+                           [](int64_t size) { return std::to_string(size); }),
+                       ", ")
+          : std::string("1"),
+      plan.microBatches, ::sbp::runtime::getScheduleName(plan.schedule),
+      plan.stepTime * 1e3, plan.bubble * 100);
+  for (int64_t s = 0; s < plan.stages; ++s)
+    out << llvm::formatv("<text x=\"8\" y=\"{0}\">stage {1}</text>\n",
+                         top + s * rowHeight + rowHeight / 2 + 4, s);
+  for (const ::sbp::runtime::TimedTask &task : plan.timeline) {
+    double x = left + task.begin * scale, y = top + task.stage * rowHeight;
+    double w = std::max(1.0, (task.end - task.begin) * scale);
+    out << llvm::formatv(
+        "<rect x=\"{0:F1}\" y=\"{1:F1}\" width=\"{2:F1}\" height=\"{3:F1}\" "
+        "fill=\"{4}\" stroke=\"white\"><title>{5}{6} stage {7}: {8:F3}-{9:F3} "
+        "ms</title></rect>\n",
+        x, y + 2, w, rowHeight - 4, task.task.backward ? "#59a14f" : "#4e79a7",
+        task.task.backward ? "B" : "F", task.task.microBatch, task.stage,
+        task.begin * 1e3, task.end * 1e3);
+    if (w > 18)
+      out << llvm::formatv("<text x=\"{0:F1}\" y=\"{1:F1}\" fill=\"white\">"
+                           "{2}{3}</text>\n",
+                           x + 3, y + rowHeight / 2 + 4,
+                           task.task.backward ? "B" : "F",
+                           task.task.microBatch);
+  }
+  double axisY = top + plan.stages * rowHeight + 16;
+  out << llvm::formatv("<text x=\"{0}\" y=\"{1}\">0</text><text x=\"{2}\" "
+                       "y=\"{1}\" text-anchor=\"end\">{3:F3} ms</text>\n",
+                       left, axisY, width - 20, makespan * 1e3);
+  out << "</svg>\n";
+  return success();
+}
