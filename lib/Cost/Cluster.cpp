@@ -382,3 +382,17 @@ std::optional<double> mlir::sbp::parseByteSize(llvm::StringRef text) {
       return value * scale;
   return std::nullopt;
 }
+
+std::optional<llvm::SmallVector<int64_t>>
+mlir::sbp::parseMeshShape(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, 'x');
+  llvm::SmallVector<int64_t> shape;
+  for (llvm::StringRef part : parts) {
+    int64_t size;
+    if (part.trim().getAsInteger(10, size) || size <= 0)
+      return std::nullopt;
+    shape.push_back(size);
+  }
+  return shape;
+}

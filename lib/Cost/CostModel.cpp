@@ -115,18 +115,6 @@ llvm::Expected<CostModel> CostModel::get(const Cluster &cluster,
   return model;
 }
 
-CostModel CostModel::getStageModel(unsigned stageAxes) const {
-  SmallVector<int64_t> shape(meshShape.begin() + stageAxes, meshShape.end());
-  SmallVector<Link> stageLinks(links.begin() + stageAxes, links.end());
-  if (shape.empty()) {
-    shape = {1};
-    stageLinks = {links.back()};
-  }
-  CostModel model(cluster, shape, std::move(stageLinks));
-  model.numDevices = numDevices;
-  return model;
-}
-
 double CostModel::getTransferTime(int64_t axis, double bytes) const {
   return links[axis].latency + bytes / links[axis].bandwidth;
 }

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <numeric>
@@ -135,17 +136,18 @@ void Execution::runRank(int64_t rank, sbp_comm *comm,
 }
 
 void Execution::record(int64_t rank, double begin, double end,
-                       std::vector<sbp_span> tasks,
-                       std::vector<sbp_span> transfers) {
+                       std::vector<sbp_span> tasks) {
   Iteration iteration;
   iteration.begin = begin;
   iteration.end = end;
   iteration.tasks = std::move(tasks);
   std::vector<sbp_span> spans(4096);
   spans.resize(sbp_program_take_spans(spans.data(), spans.size()));
-  spans.insert(spans.end(), transfers.begin(), transfers.end());
-  for (const sbp_span &span : spans)
+  for (const sbp_span &span : spans) {
     iteration.communication += span.end_us - span.begin_us;
+    if (std::strcmp(span.name, "recv") == 0)
+      iteration.receiving += span.end_us - span.begin_us;
+  }
   if (options.trace)
     iteration.spans = std::move(spans);
   timeline[rank].push_back(std::move(iteration));
@@ -416,7 +418,8 @@ std::string Execution::formatBench() const {
   }
   if (!pipeline)
     return text;
-  // The bubble: the fraction of the step the devices spend outside tasks.
+  // The bubble: the fraction of the step the devices spend outside tasks
+  // or waiting in them for another stage's activations.
   std::vector<double> bubbles;
   for (size_t it = 0; it < iterations; ++it) {
     double busy = 0;
@@ -427,6 +430,7 @@ std::string Execution::formatBench() const {
       ++ranks;
       for (const sbp_span &task : rank[it].tasks)
         busy += task.end_us - task.begin_us;
+      busy -= rank[it].receiving;
     }
     if (ranks && times[it] > 0)
       bubbles.push_back(1 - busy / 1000 / (ranks * times[it]));

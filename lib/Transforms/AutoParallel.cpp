@@ -35,22 +35,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Parses `2x4`.
-std::optional<SmallVector<int64_t>> parseMeshShape(StringRef text) {
-  SmallVector<StringRef> parts;
-  text.split(parts, 'x');
-  SmallVector<int64_t> shape;
-  for (StringRef part : parts) {
-    int64_t size;
-    if (part.trim().getAsInteger(10, size) || size <= 0)
-      return std::nullopt;
-    shape.push_back(size);
-  }
-  return shape;
-}
-
-using Allow = std::function<bool(const SearchProblem::Node &, unsigned)>;
-
 /// The reference strategies of the report, each the best plan under its
 /// constraint, priced by the same model: replicated (every value `B`), data
 /// parallel (inputs split along dimension 0 on every axis, parameters `B`)

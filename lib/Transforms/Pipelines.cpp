@@ -54,6 +54,7 @@ void sbp::buildParallelizePipeline(OpPassManager &pm) {
   pm.addPass(createSbpPartitionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createSbpInsertTransfersPass());
 }
 
 void sbp::buildLowerCpuPipeline(OpPassManager &pm,
@@ -255,6 +256,6 @@ void sbp::registerSbpPipelines() {
       "sbp-parallelize",
       "Propagate layouts, insert boxing and partition into the per-device "
       "program (sbp-propagate, sbp-insert-boxing, sbp-partition, "
-      "canonicalize, cse)",
+      "canonicalize, cse, and sbp-insert-transfers for a pipeline)",
       buildParallelizePipeline);
 }

@@ -447,9 +447,18 @@ sbp::outlineStages(func::FuncOp func, const MicroBatching &batching,
   return stages;
 }
 
+MeshOp sbp::createPipelineMesh(ModuleOp module, ArrayRef<int64_t> shape) {
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  std::string name = "pipeline";
+  for (unsigned suffix = 0; module.lookupSymbol(name);)
+    name = "pipeline_" + std::to_string(suffix++);
+  return MeshOp::create(builder, module.getLoc(), name, shape, ArrayAttr());
+}
+
 void sbp::recordPipeline(ModuleOp module, StringRef function,
-                         ArrayRef<func::FuncOp> stages, int64_t microBatches,
-                         StringRef schedule, ArrayRef<PipelineOutput> outputs) {
+                         ArrayRef<func::FuncOp> stages, MeshOp mesh,
+                         int64_t microBatches, StringRef schedule,
+                         ArrayRef<PipelineOutput> outputs) {
   Builder builder(module.getContext());
   SmallVector<Attribute> stageRefs, outputAttrs;
   for (func::FuncOp stage : stages)
@@ -470,6 +479,8 @@ void sbp::recordPipeline(ModuleOp module, StringRef function,
       SbpDialect::getPipelineAttrName(),
       builder.getDictionaryAttr({
           builder.getNamedAttr("function", builder.getStringAttr(function)),
+          builder.getNamedAttr("mesh",
+                               FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
           builder.getNamedAttr("stages", builder.getArrayAttr(stageRefs)),
           builder.getNamedAttr("micro_batches",
                                builder.getI64IntegerAttr(microBatches)),

@@ -38,8 +38,9 @@ Plan sbp::solvePlan(
 FailureOr<Plan>
 sbp::searchWithinMemory(const SearchProblem &problem, double limit,
                         double timeLimit, double &leastMemory,
-                        function_ref<void(const Twine &)> progress) {
-  Plan fastest = solvePlan(problem, 0, nullptr, timeLimit);
+                        function_ref<void(const Twine &)> progress,
+                        const Allow &allow) {
+  Plan fastest = solvePlan(problem, 0, allow, timeLimit);
   leastMemory = fastest.cost.peakMemory;
   progress(llvm::formatv("fastest plan: {0:F3} ms per step, {1}",
                          fastest.cost.stepTime() * 1e3,
@@ -55,7 +56,7 @@ sbp::searchWithinMemory(const SearchProblem &problem, double limit,
   std::optional<Plan> fit;
   unsigned solves = 1;
   for (int round = 0; round < 40 && !fit; ++round) {
-    Plan plan = solvePlan(problem, high, nullptr, timeLimit);
+    Plan plan = solvePlan(problem, high, allow, timeLimit);
     ++solves;
     leastMemory = std::min(leastMemory, plan.cost.peakMemory);
     if (plan.cost.peakMemory <= limit) {
@@ -69,7 +70,7 @@ sbp::searchWithinMemory(const SearchProblem &problem, double limit,
     return failure();
   for (int round = 0; round < 8 && low > 0; ++round) {
     double middle = std::sqrt(low * high);
-    Plan plan = solvePlan(problem, middle, nullptr, timeLimit);
+    Plan plan = solvePlan(problem, middle, allow, timeLimit);
     ++solves;
     progress(llvm::formatv("byte price {0:e}: {1}", middle,
                            formatBytes(plan.cost.peakMemory)));

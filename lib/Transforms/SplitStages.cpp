@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sbp/Cost/Cluster.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Pipelining.h"
 
@@ -130,7 +131,23 @@ void SbpSplitStagesPass::runOnOperation() {
       outlineStages(func, batching, outputs);
   if (failed(stageFuncs))
     return signalPassFailure();
-  recordPipeline(module, func.getSymName(), *stageFuncs, microBatches, schedule,
+  SmallVector<int64_t> shape = {static_cast<int64_t>(stageFuncs->size())};
+  if (!mesh.empty()) {
+    std::optional<SmallVector<int64_t>> parsed = parseMeshShape(mesh);
+    if (!parsed || (*parsed)[0] != shape[0]) {
+      emitError(func.getLoc())
+          << "sbp-split-stages: mesh=" << mesh
+          << (parsed ? ": its first axis numbers the stages, so it must be "
+                     : ": expected sizes separated by 'x' whose first is ")
+          << shape[0];
+      for (func::FuncOp stage : *stageFuncs)
+        stage.erase();
+      return signalPassFailure();
+    }
+    shape = *parsed;
+  }
+  recordPipeline(module, func.getSymName(), *stageFuncs,
+                 createPipelineMesh(module, shape), microBatches, schedule,
                  outputs);
   func.erase();
 }

@@ -119,6 +119,20 @@ SmallVector<int64_t> getSegments(ArrayRef<Operation *> ops,
   return segments;
 }
 
+/// Stage plans live on the pipeline mesh with every layout `B` along its
+/// first axis (the stages), so that a stage's collectives stay within it.
+bool isWithinStage(NdSbpAttr layout) {
+  return !layout || layout.getEntries()[0].isBroadcast();
+}
+
+bool allowWithinStage(const SearchProblem::Node &node, unsigned state) {
+  if (node.kind != SearchProblem::NodeKind::Op)
+    return isWithinStage(node.layouts[state]);
+  const NdSbpSignature &signature = node.signatures[state];
+  return llvm::all_of(signature.operands, isWithinStage) &&
+         llvm::all_of(signature.results, isWithinStage);
+}
+
 /// What one candidate stage costs on its sub-mesh.
 struct RangeCost {
   double time = kInfinity;
@@ -148,7 +162,8 @@ RangeCost priceRange(func::FuncOp func, ArrayRef<Operation *> ops,
   double leastMemory = 0;
   if (succeeded(problem)) {
     FailureOr<Plan> plan = searchWithinMemory(
-        *problem, limit, timeLimit, leastMemory, [](const Twine &) {});
+        *problem, limit, timeLimit, leastMemory, [](const Twine &) {},
+        allowWithinStage);
     if (succeeded(plan)) {
       cost.time = plan->cost.stepTime();
       cost.parameters = plan->cost.parameterBytes;
@@ -255,9 +270,8 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
         llvm::consumeError(full.takeError());
         continue;
       }
-      CostModel stageModel = full->getStageModel(1);
-      auto stageMesh = MeshOp::create(builder, func.getLoc(), "stage",
-                                      stageModel.getMeshShape(), ArrayAttr());
+      auto stageMesh = MeshOp::create(builder, func.getLoc(), "pipeline", shape,
+                                      ArrayAttr());
       progress(llvm::formatv("pricing {0} micro-batches, {1} stages on [{2}]: "
                              "{3} segments",
                              count, k,
@@ -269,7 +283,7 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
       auto price = [&](int64_t i, int64_t j, double limit) {
         RangeCost range =
             priceRange(copy, ops, segments[i], segments[j], batching, stageMesh,
-                       stageModel, limit, options.timeLimit);
+                       *full, limit, options.timeLimit);
         ++priced;
         return range;
       };
@@ -403,20 +417,14 @@ LogicalResult mlir::sbp::applyPipelinePlan(
       outlineStages(func, batching, outputs);
   if (failed(stages))
     return failure();
-  recordPipeline(module, func.getSymName(), *stages, plan.microBatches,
+  auto model = CostModel::get(cluster, plan.mesh);
+  if (!model)
+    return module.emitError() << llvm::toString(model.takeError());
+  MeshOp mesh = createPipelineMesh(module, plan.mesh);
+  recordPipeline(module, func.getSymName(), *stages, mesh, plan.microBatches,
                  ::sbp::runtime::getScheduleName(options.schedule), outputs);
   func.erase();
 
-  auto full = CostModel::get(cluster, plan.mesh);
-  if (!full)
-    return module.emitError() << llvm::toString(full.takeError());
-  CostModel model = full->getStageModel(1);
-  OpBuilder meshBuilder = OpBuilder::atBlockBegin(module.getBody());
-  std::string name = "stage_mesh";
-  for (unsigned suffix = 0; module.lookupSymbol(name);)
-    name = "stage_mesh_" + std::to_string(suffix++);
-  auto mesh = MeshOp::create(meshBuilder, module.getLoc(), name,
-                             model.getMeshShape(), ArrayAttr());
   StringRef sharding = SbpDialect::getShardingAttrName();
   for (func::FuncOp stage : *stages) {
     // A received value arrives in the layout its sender gives it.
@@ -431,19 +439,20 @@ LogicalResult mlir::sbp::applyPipelinePlan(
               source.getAs<IntegerAttr>("result").getInt(), sharding))
         stage.setArgAttr(i, sharding, layout);
     }
-    FailureOr<SearchProblem> problem = SearchProblem::build(stage, mesh, model);
+    FailureOr<SearchProblem> problem =
+        SearchProblem::build(stage, mesh, *model);
     if (failed(problem))
       return failure();
     double leastMemory = 0;
-    FailureOr<Plan> stagePlan =
-        searchWithinMemory(*problem, options.memoryLimit, options.timeLimit,
-                           leastMemory, [](const Twine &) {});
+    FailureOr<Plan> stagePlan = searchWithinMemory(
+        *problem, options.memoryLimit, options.timeLimit, leastMemory,
+        [](const Twine &) {}, allowWithinStage);
     if (failed(stagePlan))
       return emitError(stage.getLoc())
              << "sbp-auto-parallel: no plan of this stage fits the memory "
                 "limit; the least found needs "
              << formatBytes(leastMemory) << " per device";
-    onStage(stage, *problem, *stagePlan, model, mesh);
+    onStage(stage, *problem, *stagePlan, *model, mesh);
     problem->record(stagePlan->states);
     if (failed(propagateLayouts(stage, mesh, /*maxSweeps=*/8)))
       return failure();

@@ -4,7 +4,7 @@
 // goes straight from stage 0 to stage 2; the zero fill has no stage and is
 // made again where used; one micro-batch, so nothing is cut.
 
-// CHECK: sbp.pipeline = {function = "skip", micro_batches = 1 : i64, outputs = [{combine = "same", result = 0 : i64, stage = 2 : i64}], schedule = "1f1b", stages = [@skip_stage0, @skip_stage1, @skip_stage2]}
+// CHECK: sbp.pipeline = {function = "skip", mesh = @pipeline, micro_batches = 1 : i64, outputs = [{combine = "same", result = 0 : i64, stage = 2 : i64}], schedule = "1f1b", stages = [@skip_stage0, @skip_stage1, @skip_stage2]}
 // CHECK-LABEL: func.func @skip_stage0
 // CHECK-SAME: (%{{.*}}: tensor<8x4xf32> {sbp.source = {input = 0 : i64}}, %{{.*}}: tensor<4x4xf32> {sbp.source = {input = 1 : i64}})
 // CHECK-SAME: -> tensor<8x4xf32>

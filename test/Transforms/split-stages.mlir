@@ -5,7 +5,8 @@
 // along the batch, each stage takes its own weights whole and the second
 // receives the first's activations.
 
-// CHECK: module attributes {sbp.pipeline = {function = "mlp", micro_batches = 4 : i64, outputs = [{combine = "concat", dim = 0 : i64, result = 0 : i64, stage = 1 : i64}], schedule = "1f1b", stages = [@mlp_stage0, @mlp_stage1]}}
+// CHECK: module attributes {sbp.pipeline = {function = "mlp", mesh = @pipeline, micro_batches = 4 : i64, outputs = [{combine = "concat", dim = 0 : i64, result = 0 : i64, stage = 1 : i64}], schedule = "1f1b", stages = [@mlp_stage0, @mlp_stage1]}}
+// CHECK-NEXT: sbp.mesh @pipeline shape = [2]
 // GPIPE: schedule = "gpipe"
 // CHECK-LABEL: func.func @mlp_stage0
 // CHECK-SAME: %[[X:.*]]: tensor<4x16xf32> {sbp.source = {input = 0 : i64, micro_batch_dim = 0 : i64}}
@@ -38,7 +39,7 @@ func.func @mlp(%x: tensor<16x16xf32>, %w0: tensor<16x16xf32>,
 // and is taken once. Both stages read the weight: arguments go to every
 // stage that reads them.
 
-// CHECK: module attributes {sbp.pipeline = {function = "loss", micro_batches = 4 : i64, outputs = [{combine = "sum", result = 0 : i64, stage = 1 : i64}, {combine = "same", result = 0 : i64, stage = 0 : i64}]
+// CHECK: module attributes {sbp.pipeline = {function = "loss", mesh = @pipeline, micro_batches = 4 : i64, outputs = [{combine = "sum", result = 0 : i64, stage = 1 : i64}, {combine = "same", result = 0 : i64, stage = 0 : i64}]
 // CHECK-LABEL: func.func @loss_stage0
 // CHECK-SAME: (%{{.*}}: tensor<4x4xf32> {sbp.source = {input = 1 : i64}}) -> tensor<f32>
 // CHECK-LABEL: func.func @loss_stage1

@@ -98,7 +98,7 @@ public:
 } // namespace
 
 auto ::sbp::run::describePipeline(ModuleOp module,
-                                  const std::vector<int64_t> &stageMesh,
+                                  const std::vector<int64_t> &mesh,
                                   Pipeline &pipeline,
                                   std::vector<std::string> &stageNames)
     -> std::optional<std::string> {
@@ -113,7 +113,7 @@ auto ::sbp::run::describePipeline(ModuleOp module,
     auto func = module.lookupSymbol<func::FuncOp>(
         cast<FlatSymbolRefAttr>(ref).getValue());
     PipelineStage stage;
-    if (auto error = describeEntry(func, stageMesh, stage.args, stage.results))
+    if (auto error = describeEntry(func, mesh, stage.args, stage.results))
       return "@" + func.getSymName().str() + ": " + *error;
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       auto source = func.getArgAttrOfType<DictionaryAttr>(
@@ -121,20 +121,15 @@ auto ::sbp::run::describePipeline(ModuleOp module,
       if (!source)
         return "@" + func.getSymName().str() + ": argument #" +
                std::to_string(i) + " has no sbp.source";
-      auto field = [&](StringRef name) -> int64_t {
-        auto value = source.getAs<IntegerAttr>(name);
-        return value ? value.getInt() : -1;
-      };
-      StageSource from;
-      from.input = field("input");
-      from.microBatchDim = field("micro_batch_dim");
-      from.stage = field("stage");
-      from.result = field("result");
-      if (from.input < 0 && stage.args[i].localShape.end() !=
-                                llvm::find(stage.args[i].localShape, -1))
+      auto input = source.getAs<IntegerAttr>("input");
+      if (!input)
         return "@" + func.getSymName().str() + ": argument #" +
                std::to_string(i) +
-               " comes from another stage with a dynamic shape";
+               " comes from another stage; run sbp-insert-transfers";
+      StageSource from;
+      from.input = input.getInt();
+      if (auto dim = source.getAs<IntegerAttr>("micro_batch_dim"))
+        from.microBatchDim = dim.getInt();
       stage.sources.push_back(from);
     }
     stageNames.push_back(func.getSymName().str());

@@ -25,12 +25,12 @@ std::optional<std::string> describeEntry(mlir::func::FuncOp func,
                                          std::vector<TensorSpec> &args,
                                          std::vector<TensorSpec> &results);
 
-/// Reads the module's `sbp.pipeline` into `pipeline` (its stages without
-/// their entries, whose names go to `stageNames`), the stages' tensors laid
-/// out over `stageMesh`. Returns an error message for what sbp-run cannot
-/// pass.
+/// Reads the partitioned module's `sbp.pipeline` into `pipeline` (its
+/// stages without their entries, whose names go to `stageNames`), the
+/// stages' tensors laid out over the pipeline's mesh `mesh`. Returns an
+/// error message for what sbp-run cannot pass.
 std::optional<std::string>
-describePipeline(mlir::ModuleOp module, const std::vector<int64_t> &stageMesh,
+describePipeline(mlir::ModuleOp module, const std::vector<int64_t> &mesh,
                  Pipeline &pipeline, std::vector<std::string> &stageNames);
 
 /// A program JIT-compiled for the CPU or a GPU.

@@ -433,6 +433,13 @@ int Runner::splitStages() {
   options.function = entry.getSymName().str();
   options.stages = stagesFlag;
   options.microBatches = microBatchesFlag ? microBatchesFlag.getValue() : 1;
+  std::vector<int64_t> pipelineMesh;
+  if (int status = getPipelineMesh(stagesFlag, pipelineMesh))
+    return status;
+  options.mesh = llvm::join(
+      llvm::map_range(pipelineMesh,
+                      [](int64_t size) { return std::to_string(size); }),
+      "x");
   if (!scheduleFlag.empty())
     options.schedule = scheduleFlag;
   PassManager pm(&context);
@@ -604,12 +611,12 @@ int Runner::run() {
     return usage("--timeout must be positive");
   if (int status = load())
     return status;
-  if (int status = resolveMesh())
-    return status;
   if ((*module)->hasAttr(mlir::sbp::SbpDialect::getPipelineAttrName()))
     return usage(inputFile + " is already cut into pipeline stages; give "
                              "sbp-run the logical program and "
                              "--pipeline-stages");
+  if (int status = resolveMesh())
+    return status;
   if (int status = findEntry())
     return status;
   std::string entryName = entry.getSymName().str();
@@ -629,9 +636,6 @@ int Runner::run() {
     if (int status = searchPlan())
       return status;
   } else if (stagesFlag) {
-    std::vector<int64_t> pipelineMesh;
-    if (int status = getPipelineMesh(stagesFlag, pipelineMesh))
-      return status;
     if (int status = splitStages())
       return status;
   }
@@ -762,36 +766,22 @@ int Runner::runPipeline(ModuleOp logical, StringRef entryName,
   if (failed(pm.run(*module)))
     return usage("cannot partition the stages of " + inputFile +
                  " (see the errors above)");
-  // The stages' sub-mesh: that of their layouts, else the command line's
-  // mesh past its first axis.
-  auto stages = (*module)
-                    ->getAttrOfType<DictionaryAttr>(
-                        mlir::sbp::SbpDialect::getPipelineAttrName())
-                    .getAs<ArrayAttr>("stages");
-  int64_t numStages = stages.size();
-  std::vector<int64_t> pipelineMesh;
-  mlir::sbp::MeshOp stageMeshOp;
-  auto first = module->lookupSymbol<func::FuncOp>(
-      cast<FlatSymbolRefAttr>(stages[0]).getValue());
-  for (unsigned i = 0; i < first.getNumArguments() && !stageMeshOp; ++i)
-    if (auto layout = first.getArgAttrOfType<mlir::sbp::NdSbpAttr>(
-            i, mlir::sbp::SbpDialect::getShardingAttrName()))
-      stageMeshOp = module->lookupSymbol<mlir::sbp::MeshOp>(layout.getMesh());
-  if (stageMeshOp) {
-    pipelineMesh = {numStages};
-    ArrayRef<int64_t> shape = stageMeshOp.getShape();
-    if (shape.size() > 1 || shape[0] > 1)
-      pipelineMesh.insert(pipelineMesh.end(), shape.begin(), shape.end());
-  } else if (int status = getPipelineMesh(numStages, pipelineMesh)) {
-    return status;
-  }
+  // Stage k runs on the devices at position k along the first axis of the
+  // pipeline's mesh, the rest of it being the stage's sub-mesh.
+  auto description = (*module)->getAttrOfType<DictionaryAttr>(
+      mlir::sbp::SbpDialect::getPipelineAttrName());
+  auto meshOp = module->lookupSymbol<mlir::sbp::MeshOp>(
+      description.getAs<FlatSymbolRefAttr>("mesh"));
+  std::vector<int64_t> pipelineMesh(meshOp.getShape().begin(),
+                                    meshOp.getShape().end());
   std::vector<int64_t> stageMesh(pipelineMesh.begin() + 1, pipelineMesh.end());
   if (stageMesh.empty())
     stageMesh = {1};
+  int64_t numStages = pipelineMesh[0];
 
   Pipeline pipeline;
   std::vector<std::string> names;
-  if (auto error = describePipeline(*module, stageMesh, pipeline, names))
+  if (auto error = describePipeline(*module, pipelineMesh, pipeline, names))
     return usage(*error);
   std::string error;
   auto program = CompiledProgram::compile(*module, names[0], Backend::Cpu, true,

@@ -99,6 +99,9 @@ llvm::Expected<Cluster> loadCluster(llvm::StringRef presetOrFile);
 /// `GiB`, `TiB`, `KB`, `MB`, `GB`, `TB`).
 std::optional<double> parseByteSize(llvm::StringRef text);
 
+/// Parses a mesh shape, positive sizes separated by 'x' (`2x4`).
+std::optional<llvm::SmallVector<int64_t>> parseMeshShape(llvm::StringRef text);
+
 } // namespace sbp
 } // namespace mlir
 

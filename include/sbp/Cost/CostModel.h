@@ -44,11 +44,6 @@ public:
   static llvm::Expected<CostModel> get(const Cluster &cluster,
                                        ArrayRef<int64_t> meshShape);
 
-  /// The model of one stage of a pipeline on this mesh: the mesh past its
-  /// first `stageAxes` axes (shape [1] when none remain), on their links.
-  /// Compute rates stay those of the whole mesh, whose stages all run at
-  /// once.
-  CostModel getStageModel(unsigned stageAxes) const;
   /// Seconds to send `bytes` to a device one step along mesh axis `axis`.
   double getTransferTime(int64_t axis, double bytes) const;
 

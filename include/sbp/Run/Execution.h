@@ -10,17 +10,15 @@
 
 namespace sbp::run {
 
-/// Where a stage argument comes from.
+/// The input of the program a stage argument is: its number, and the
+/// dimension it is cut into micro-batches along (-1: whole).
 struct StageSource {
-  /// An input of the program: its number, and the dimension it is cut
-  /// into micro-batches along (-1: whole).
-  int64_t input = -1, microBatchDim = -1;
-  /// Else result `result` of stage `stage`.
-  int64_t stage = -1, result = -1;
+  int64_t input = 0, microBatchDim = -1;
 };
 
-/// One stage of a pipeline: a program partitioned for the stage's
-/// sub-mesh (the mesh's axes after the first).
+/// One stage of a pipeline: a program partitioned on the whole mesh, `B`
+/// along its first axis, that receives and sends what passes between
+/// stages itself.
 struct PipelineStage {
   const EntryPoint *entry = nullptr;
   std::vector<TensorSpec> args, results;
@@ -107,8 +105,10 @@ private:
   struct Iteration {
     double begin = 0, end = 0, communication = 0;
     std::vector<sbp_span> spans;
-    /// Pipeline tasks ("F3": the forward of micro-batch 3).
+    /// Pipeline tasks ("F3": the forward of micro-batch 3), and the time
+    /// they spent receiving from other stages.
     std::vector<sbp_span> tasks;
+    double receiving = 0;
   };
 
   /// Per timed iteration, milliseconds from the first rank's start to the
@@ -129,8 +129,8 @@ private:
                   const std::vector<runtime::NpyArray> &inputs,
                   std::vector<runtime::NpyArray> &rankResults);
   /// The same for a stage of a pipeline: its micro-batches in the order
-  /// of the schedule, receiving from and sending to the other stages;
-  /// `rankResults` gets each micro-batch's outputs (output-major).
+  /// of the schedule; `rankResults` gets each micro-batch's outputs
+  /// (output-major).
   void runPipelineRank(int64_t rank, sbp_comm *comm,
                        const std::vector<runtime::NpyArray> &inputs,
                        std::vector<runtime::NpyArray> &rankResults);
@@ -139,11 +139,9 @@ private:
       std::vector<std::vector<runtime::NpyArray>> &rankResults,
       std::vector<runtime::NpyArray> &outputs, std::string &error);
   /// Records one timed iteration of `rank` from `begin` to `end`.
-  /// A pipeline's ranks add their tasks and their transfers between
-  /// stages.
+  /// A pipeline's ranks add their tasks.
   void record(int64_t rank, double begin, double end,
-              std::vector<sbp_span> tasks = {},
-              std::vector<sbp_span> transfers = {});
+              std::vector<sbp_span> tasks = {});
 
   /// Under MPI: gives every process every rank's shards of the results.
   void gatherResults(sbp_comm *comm, int64_t rank,

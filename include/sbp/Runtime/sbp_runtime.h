@@ -116,15 +116,6 @@ int sbp_send(sbp_comm *comm, const int64_t *axes, int64_t num_axes,
 int sbp_recv(sbp_comm *comm, const int64_t *axes, int64_t num_axes,
              sbp_tensor *out, int64_t peer);
 
-/* The communicator of one pipeline stage: the ranks that share `comm`'s
- * coordinates along its first `stage_axes` mesh axes, as a mesh of the
- * remaining axes (of shape [1] when none remain, whose collectives copy
- * their input). Its collectives run among the stage's ranks through
- * `comm`, which must outlive it. NULL when `stage_axes` exceeds the mesh's
- * axes. */
-sbp_comm *sbp_stage_comm_create(sbp_comm *comm, int64_t stage_axes);
-void sbp_stage_comm_destroy(sbp_comm *comm);
-
 #ifdef __cplusplus
 }
 #endif

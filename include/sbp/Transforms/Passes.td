@@ -110,11 +110,12 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     of the micro-batches the schedule holds (`m` in GPipe, `K - s` in stage
     `s` of 1F1B) within the memory limit. A pipeline is chosen when it is
     faster than the best plan without stages (or when K is given); the
-    module then has `sbp-split-stages`' form, each stage searched on its
-    sub-mesh (`@stage_mesh`) with the layouts of the values it receives
-    fixed by the stage that sends them. `report=` adds the stages, their
-    predicted times, memory and bubble; `timeline=FILE.svg` draws the
-    predicted schedule.
+    module then has `sbp-split-stages`' form on the pipeline's mesh
+    (`@pipeline`, the stages along its first axis), each stage searched with
+    its layouts `B` along that axis (that is, on its sub-mesh) and the
+    layouts of the values it receives fixed by the stage that sends them.
+    `report=` adds the stages, their predicted times, memory and bubble;
+    `timeline=FILE.svg` draws the predicted schedule.
 
     Constraints: the cluster preset or file exists and is complete; the mesh
     has as many devices as the cluster (any number on a `host_cores`
@@ -180,9 +181,13 @@ def SbpSplitStagesPass : Pass<"sbp-split-stages", "ModuleOp"> {
     whose arguments say where their values come from (`sbp.source`: a
     function input, cut into micro-batches or whole, or a result of an
     earlier stage); the function itself is replaced by them and the module
-    records the pipeline in `sbp.pipeline`: the stages in order, the number
-    of micro-batches, the schedule (`gpipe` or `1f1b`) and how each result
-    of the function is made from a stage's results.
+    records the pipeline in `sbp.pipeline`: the stages in order, the mesh
+    they run on (`@pipeline`, of shape `mesh`, whose first axis numbers
+    the stages: stage k runs on the devices at position k along it), the
+    number of micro-batches, the schedule (`gpipe` or `1f1b`) and how each
+    result of the function is made from a stage's results. After
+    partitioning, `sbp-insert-transfers` turns the values passed between
+    stages into `sbp.send` and `sbp.recv`.
 
     Constraints: the function has no layout annotations (a pipeline
     chooses the layouts of each stage); with more than one micro-batch
@@ -190,7 +195,8 @@ def SbpSplitStagesPass : Pass<"sbp-split-stages", "ModuleOp"> {
     dimension 0 that `micro-batches` divides; no op needs communication
     between micro-batches; stages follow the data flow (no stage uses a
     value of a later one); there are at least as many ops as stages;
-    `stages` and `sbp.stage` are not both given.
+    `stages` and `sbp.stage` are not both given; the first axis of `mesh`
+    is the number of stages.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",
@@ -202,11 +208,36 @@ def SbpSplitStagesPass : Pass<"sbp-split-stages", "ModuleOp"> {
            "Number of micro-batches">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
            "gpipe (all forward, then all backward) or 1f1b">,
+    Option<"mesh", "mesh", "std::string", /*default=*/"\"\"",
+           "The pipeline's mesh, e.g. 2x4: its first axis numbers the "
+           "stages (default: one device per stage)">,
     ListOption<"batchArgs", "batch-args", "int64_t",
                "Arguments cut into micro-batches along dimension 0 "
                "(default: those whose dimension 0 is a parallel loop of "
                "their readers)">,
   ];
+  let dependentDialects = ["::mlir::sbp::SbpDialect"];
+}
+
+def SbpInsertTransfersPass : Pass<"sbp-insert-transfers", "ModuleOp"> {
+  let summary = "Pass values between pipeline stages with sbp.send and sbp.recv";
+  let description = [{
+    In a partitioned pipeline (`sbp.pipeline`, see `sbp-split-stages`) a
+    stage argument that another stage computes (`sbp.source = {stage = S,
+    result = R}`) becomes an `sbp.recv` from stage `S` at the start of the
+    stage, and that result of stage `S` an `sbp.send` to every stage that
+    takes it, before its return; both go along the first axis of the
+    pipeline's mesh, from a device to the one at the same position of the
+    other stage. A sender's result that is not an output of the program is
+    no longer returned, and `sbp.pipeline`'s outputs are renumbered. Each
+    stage then takes only the program's inputs and returns only its
+    outputs; messages between two stages are sent and received in the
+    order of the sender's results. A module without `sbp.pipeline` is left
+    unchanged.
+
+    Constraints: the stages are partitioned (their arguments have local
+    types) and a received argument's type is the type its sender returns.
+  }];
   let dependentDialects = ["::mlir::sbp::SbpDialect"];
 }
 

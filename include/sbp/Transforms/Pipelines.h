@@ -76,9 +76,9 @@ struct LowerGpuOptions : public PassPipelineOptions<LowerGpuOptions> {
 /// when there is none.
 std::string getCudaToolkit(llvm::StringRef toolkit);
 
-/// sbp-propagate, sbp-insert-boxing, sbp-partition, then canonicalization:
-/// from a logical program with layout constraints to the program every
-/// device runs.
+/// sbp-propagate, sbp-insert-boxing, sbp-partition, then canonicalization
+/// (and, in a pipeline, sbp-insert-transfers): from a logical program with
+/// layout constraints to the program every device runs.
 void buildParallelizePipeline(OpPassManager &pm);
 
 /// From one rank's program on tensors to the LLVM dialect: collectives to

@@ -82,10 +82,15 @@ FailureOr<SmallVector<func::FuncOp>>
 outlineStages(func::FuncOp func, const MicroBatching &batching,
               SmallVectorImpl<PipelineOutput> &outputs);
 
+/// A new mesh `@pipeline` (or `@pipeline_N`) of `shape`, whose first axis
+/// numbers the stages.
+MeshOp createPipelineMesh(ModuleOp module, ArrayRef<int64_t> shape);
+
 /// Writes the module's `sbp.pipeline` attribute.
 void recordPipeline(ModuleOp module, StringRef function,
-                    ArrayRef<func::FuncOp> stages, int64_t microBatches,
-                    StringRef schedule, ArrayRef<PipelineOutput> outputs);
+                    ArrayRef<func::FuncOp> stages, MeshOp mesh,
+                    int64_t microBatches, StringRef schedule,
+                    ArrayRef<PipelineOutput> outputs);
 
 } // namespace sbp
 } // namespace mlir

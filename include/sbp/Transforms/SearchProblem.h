@@ -134,20 +134,22 @@ struct Plan {
   unsigned solves = 1;
 };
 
+/// Which states of a node a search may choose (all when null).
+using Allow = std::function<bool(const SearchProblem::Node &, unsigned)>;
+
 /// The least-cost plan of the graph `problem.buildGraph` makes.
-Plan solvePlan(
-    const SearchProblem &problem, double memoryWeight,
-    const std::function<bool(const SearchProblem::Node &, unsigned)> &allow,
-    double timeLimit);
+Plan solvePlan(const SearchProblem &problem, double memoryWeight,
+               const Allow &allow, double timeLimit);
 
 /// The fastest plan whose peak memory per device is within `limit`: the
 /// fastest plan when it fits, else the fastest that fits among those of
 /// byte prices raised tenfold until one fits and then bisected. Fails when
 /// none fits, with the least memory a plan needed in `leastMemory`.
-/// `progress` hears of each step.
+/// `progress` hears of each step; `allow` restricts the states.
 FailureOr<Plan> searchWithinMemory(const SearchProblem &problem, double limit,
                                    double timeLimit, double &leastMemory,
-                                   function_ref<void(const Twine &)> progress);
+                                   function_ref<void(const Twine &)> progress,
+                                   const Allow &allow = nullptr);
 
 /// "1.50 MiB", "2.00 GiB".
 std::string formatBytes(double bytes);

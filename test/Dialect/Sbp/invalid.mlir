@@ -428,14 +428,25 @@ func.func @source_dim(%x: tensor<4xf32> {sbp.source = {input = 0 : i64, micro_ba
 
 // -----
 
-// expected-error @+1 {{'sbp.pipeline' needs function, stages (a non-empty array), micro_batches, schedule and outputs}}
+// expected-error @+1 {{'sbp.pipeline' needs function, mesh, stages (a non-empty array), micro_batches, schedule and outputs}}
 module attributes {sbp.pipeline = {function = "f", stages = [], micro_batches = 1 : i64, schedule = "1f1b", outputs = []}} {
 }
 
 // -----
 
+// expected-error @+1 {{'sbp.pipeline' needs a mesh of the module whose first axis is the number of stages}}
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s], micro_batches = 1 : i64, schedule = "1f1b", outputs = []}} {
+  sbp.mesh @p shape = [2, 2]
+  func.func @s() {
+    return
+  }
+}
+
+// -----
+
 // expected-error @+1 {{'sbp.pipeline' needs a positive micro_batches}}
-module attributes {sbp.pipeline = {function = "f", stages = [@s], micro_batches = 0 : i64, schedule = "1f1b", outputs = []}} {
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s], micro_batches = 0 : i64, schedule = "1f1b", outputs = []}} {
+  sbp.mesh @p shape = [1]
   func.func @s() {
     return
   }
@@ -444,7 +455,8 @@ module attributes {sbp.pipeline = {function = "f", stages = [@s], micro_batches 
 // -----
 
 // expected-error @+1 {{'sbp.pipeline' has schedule "zigzag"; expected "gpipe" or "1f1b"}}
-module attributes {sbp.pipeline = {function = "f", stages = [@s], micro_batches = 1 : i64, schedule = "zigzag", outputs = []}} {
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s], micro_batches = 1 : i64, schedule = "zigzag", outputs = []}} {
+  sbp.mesh @p shape = [1]
   func.func @s() {
     return
   }
@@ -453,13 +465,15 @@ module attributes {sbp.pipeline = {function = "f", stages = [@s], micro_batches 
 // -----
 
 // expected-error @+1 {{'sbp.pipeline' names a stage that is not a function of the module}}
-module attributes {sbp.pipeline = {function = "f", stages = [@nowhere], micro_batches = 1 : i64, schedule = "gpipe", outputs = []}} {
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@nowhere], micro_batches = 1 : i64, schedule = "gpipe", outputs = []}} {
+  sbp.mesh @p shape = [1]
 }
 
 // -----
 
 // expected-error @+1 {{'sbp.pipeline' has an output that is not {stage = S, result = R, combine = "concat" (with dim = D) | "sum" | "same"} of an existing stage result}}
-module attributes {sbp.pipeline = {function = "f", stages = [@s], micro_batches = 1 : i64, schedule = "gpipe", outputs = [{stage = 0 : i64, result = 1 : i64, combine = "same"}]}} {
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s], micro_batches = 1 : i64, schedule = "gpipe", outputs = [{stage = 0 : i64, result = 1 : i64, combine = "same"}]}} {
+  sbp.mesh @p shape = [1]
   func.func @s() -> tensor<4xf32> {
     %c = arith.constant dense<0.0> : tensor<4xf32>
     return %c : tensor<4xf32>

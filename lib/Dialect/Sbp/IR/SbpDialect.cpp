@@ -97,10 +97,15 @@ LogicalResult verifyPipeline(Operation *op, Attribute attr) {
   auto microBatches = dict.getAs<IntegerAttr>("micro_batches");
   auto schedule = dict.getAs<StringAttr>("schedule");
   auto outputs = dict.getAs<ArrayAttr>("outputs");
+  auto meshRef = dict.getAs<FlatSymbolRefAttr>("mesh");
   if (!stages || stages.empty() || !microBatches || !schedule || !outputs ||
-      !dict.getAs<StringAttr>("function"))
-    return fail("needs function, stages (a non-empty array), micro_batches, "
-                "schedule and outputs");
+      !dict.getAs<StringAttr>("function") || !meshRef)
+    return fail("needs function, mesh, stages (a non-empty array), "
+                "micro_batches, schedule and outputs");
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshRef);
+  if (!mesh || mesh.getShape()[0] != int64_t(stages.size()))
+    return fail("needs a mesh of the module whose first axis is the number "
+                "of stages");
   if (microBatches.getInt() < 1)
     return fail("needs a positive micro_batches");
   if (schedule.getValue() != "gpipe" && schedule.getValue() != "1f1b")

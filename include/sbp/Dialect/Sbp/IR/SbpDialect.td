@@ -46,15 +46,19 @@ def Sbp_Dialect : Dialect {
     Pipelines (`sbp-split-stages`, `sbp-auto-parallel`) use three more.
     `sbp.stage = k` on an op of a logical function puts it in pipeline stage
     `k`. A pipelined module holds one function per stage and describes them
-    in `sbp.pipeline = {function = "main", stages = [@main_stage0, ...],
-    micro_batches = M, schedule = "gpipe" | "1f1b", outputs = [...]}`: each
+    in `sbp.pipeline = {function = "main", mesh = @pipeline, stages =
+    [@main_stage0, ...], micro_batches = M, schedule = "gpipe" | "1f1b",
+    outputs = [...]}`. Stage `k` runs on the devices at position `k` along
+    the first axis of `mesh`; its layouts are `B` along that axis. Each
     output is `{stage = S, result = R, combine = "concat", dim = D}` (the
     micro-batches' results concatenated along `D`), `"sum"` or `"same"`.
     Each stage argument carries `sbp.source`: `{input = N}` (argument `N`
     of the original function, whole), `{input = N, micro_batch_dim = D}`
     (cut into micro-batches along `D`) or `{stage = S, result = R}` (result
     `R` of stage `S`, received from the device at the same position of
-    that stage's sub-mesh).
+    that stage's sub-mesh); after partitioning, `sbp-insert-transfers`
+    replaces such arguments by `sbp.recv` and the sender's results by
+    `sbp.send` along the first axis of `mesh`.
 
     Constraints on these attributes: `sbp.sharding` is an `#sbp.nd` valid
     for the argument or result type and only appears on function arguments
@@ -63,8 +67,9 @@ def Sbp_Dialect : Dialect {
     value; `sbp.stage` is a non-negative integer; `sbp.source` is one of its
     three forms with non-negative integers and a `micro_batch_dim` within
     the argument's rank; `sbp.pipeline` is on a module, names functions of
-    it as stages, has a positive `micro_batches`, a known schedule and
-    outputs naming existing stage results; no other `sbp.*` attribute
+    it as stages and a mesh of it whose first axis is their number, has a
+    positive `micro_batches`, a known schedule and outputs naming existing
+    stage results; no other `sbp.*` attribute
     exists.
   }];
   let useDefaultAttributePrinterParser = 1;
