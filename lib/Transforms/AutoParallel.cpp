@@ -315,7 +315,7 @@ void SbpAutoParallelPass::runOnOperation() {
                              ? "the memory of a " + cluster->name +
                                    " device (" + formatBytes(limit) + ")"
                              : "memory-limit=" + memoryLimit;
-      func.emitError() << "sbp-auto-parallel: " << what
+      emitError(func.getLoc()) << "sbp-auto-parallel: " << what
                        << " cannot be met: the plan needing the least memory "
                           "that the search found needs "
                        << formatBytes(leastMemory) << " per device";
