@@ -161,6 +161,13 @@ int usage(const llvm::Twine &message) {
   return 2;
 }
 
+/// "2x2", as mesh options take it.
+std::string joinMesh(ArrayRef<int64_t> mesh) {
+  return llvm::join(
+      llvm::map_range(mesh, [](int64_t size) { return std::to_string(size); }),
+      "x");
+}
+
 /// Parses "2x2" into a mesh shape.
 bool parseMesh(StringRef text, std::vector<int64_t> &shape) {
   SmallVector<StringRef> parts;
@@ -349,10 +356,7 @@ int Runner::searchPlan() {
   // gets the cluster's.
   if (!meshFlag.empty() || ranksFlag ||
       !module->getOps<mlir::sbp::MeshOp>().empty())
-    options.mesh =
-        llvm::join(llvm::map_range(
-                       mesh, [](int64_t size) { return std::to_string(size); }),
-                   "x");
+    options.mesh = joinMesh(mesh);
   // Without --pipeline-stages the search may choose a pipeline, which
   // runs on the host backend.
   options.pipelineStages =
@@ -366,10 +370,7 @@ int Runner::searchPlan() {
     std::vector<int64_t> pipelineMesh;
     if (int status = getPipelineMesh(stagesFlag, pipelineMesh))
       return status;
-    options.mesh = llvm::join(
-        llvm::map_range(pipelineMesh,
-                        [](int64_t size) { return std::to_string(size); }),
-        "x");
+    options.mesh = joinMesh(pipelineMesh);
   }
   PassManager pm(&context);
   pm.addPass(mlir::sbp::createSbpAutoParallelPass(options));
@@ -436,10 +437,7 @@ int Runner::splitStages() {
   std::vector<int64_t> pipelineMesh;
   if (int status = getPipelineMesh(stagesFlag, pipelineMesh))
     return status;
-  options.mesh = llvm::join(
-      llvm::map_range(pipelineMesh,
-                      [](int64_t size) { return std::to_string(size); }),
-      "x");
+  options.mesh = joinMesh(pipelineMesh);
   if (!scheduleFlag.empty())
     options.schedule = scheduleFlag;
   PassManager pm(&context);
