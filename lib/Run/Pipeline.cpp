@@ -12,8 +12,6 @@
 
 #include "sbp/Run/Execution.h"
 #include "sbp/Runtime/sbp_program.h"
-#include <algorithm>
-#include <numeric>
 
 using namespace sbp::run;
 using sbp::runtime::LayoutEntry;
