@@ -100,9 +100,24 @@ private:
                          StringRef funcName, double &leastMemory);
   void progress(StringRef funcName, const Twine &message);
 
+  /// A function's search: its problem, its fastest plan within the limit
+  /// (failure when none fits, with the least memory one needed), and how
+  /// long it took.
+  struct Searched {
+    SearchProblem problem;
+    FailureOr<Plan> plan;
+    double leastMemory = 0;
+    double seconds = 0;
+  };
+  FailureOr<Searched> searchFunction(FunctionOpInterface func, MeshOp mesh,
+                                     const CostModel &model, double limit);
+
   Clock::time_point start;
   /// Whether resolveMesh made the mesh (rather than finding it).
   bool createdMesh = false;
+  /// The plan without stages that tryPipeline searched to compare with,
+  /// for the function it kept unpipelined.
+  std::optional<Searched> unpipelined;
 };
 
 void SbpAutoParallelPass::progress(StringRef funcName, const Twine &message) {
@@ -161,6 +176,23 @@ FailureOr<MeshOp> SbpAutoParallelPass::resolveMesh(const Cluster &cluster) {
   return MeshOp::create(builder, module.getLoc(), name, shape, ArrayAttr());
 }
 
+auto SbpAutoParallelPass::searchFunction(FunctionOpInterface func, MeshOp mesh,
+                                         const CostModel &model, double limit)
+    -> FailureOr<Searched> {
+  Clock::time_point funcStart = Clock::now();
+  duplicateFreeProducers(func);
+  FailureOr<SearchProblem> problem = SearchProblem::build(func, mesh, model);
+  if (failed(problem))
+    return failure();
+  progress(func.getName(),
+           llvm::formatv("{0} nodes to place", problem->getNodes().size()));
+  double leastMemory = 0;
+  FailureOr<Plan> plan = search(*problem, limit, func.getName(), leastMemory);
+  double seconds =
+      std::chrono::duration<double>(Clock::now() - funcStart).count();
+  return Searched{std::move(*problem), std::move(plan), leastMemory, seconds};
+}
+
 FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
                                                  MeshOp mesh,
                                                  const CostModel &model,
@@ -199,14 +231,21 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
 
   double single = std::numeric_limits<double>::infinity();
   if (pipelineStages == 0) {
-    duplicateFreeProducers(func);
-    FailureOr<SearchProblem> problem = SearchProblem::build(func, mesh, model);
-    if (failed(problem))
+    FailureOr<Searched> searched = searchFunction(func, mesh, model, limit);
+    if (failed(searched))
       return failure();
-    double leastMemory = 0;
-    FailureOr<Plan> plan = search(*problem, limit, func.getName(), leastMemory);
-    if (succeeded(plan))
-      single = plan->cost.stepTime();
+    if (succeeded(searched->plan))
+      single = searched->plan->cost.stepTime();
+    // A pipeline does the same work on the same devices, at best without
+    // communication but with a bubble: with m micro-batches and at least 2
+    // stages its step is at least compute * (m + 1) / m. Below that there
+    // is nothing to search for.
+    double most = microBatches ? double(microBatches) : 16;
+    bool hopeless = succeeded(searched->plan) &&
+                    single <= searched->plan->cost.compute * (most + 1) / most;
+    unpipelined = std::move(*searched);
+    if (hopeless)
+      return false;
   }
   PipelineSearchOptions options;
   options.stages = pipelineStages;
@@ -300,29 +339,32 @@ void SbpAutoParallelPass::runOnOperation() {
   for (auto func : module.getOps<FunctionOpInterface>()) {
     if (func.isExternal())
       continue;
-    Clock::time_point funcStart = Clock::now();
-    duplicateFreeProducers(func);
-    FailureOr<SearchProblem> problem =
-        SearchProblem::build(func, *meshOp, *model);
-    if (failed(problem))
-      return signalPassFailure();
-    progress(func.getName(),
-             llvm::formatv("{0} nodes to place", problem->getNodes().size()));
-    double leastMemory = 0;
-    FailureOr<Plan> plan = search(*problem, limit, func.getName(), leastMemory);
+    // The search tryPipeline made for this function stands.
+    std::optional<Searched> searched;
+    if (unpipelined && unpipelined->problem.getFunction() == func) {
+      searched = std::move(unpipelined);
+    } else {
+      FailureOr<Searched> fresh = searchFunction(func, *meshOp, *model, limit);
+      if (failed(fresh))
+        return signalPassFailure();
+      searched = std::move(*fresh);
+    }
+    SearchProblem *problem = &searched->problem;
+    FailureOr<Plan> &plan = searched->plan;
+    double leastMemory = searched->leastMemory;
     if (failed(plan)) {
       std::string what = memoryLimit.empty()
                              ? "the memory of a " + cluster->name +
                                    " device (" + formatBytes(limit) + ")"
                              : "memory-limit=" + memoryLimit;
-      emitError(func.getLoc()) << "sbp-auto-parallel: " << what
-                       << " cannot be met: the plan needing the least memory "
-                          "that the search found needs "
-                       << formatBytes(leastMemory) << " per device";
+      emitError(func.getLoc())
+          << "sbp-auto-parallel: " << what
+          << " cannot be met: the plan needing the least memory "
+             "that the search found needs "
+          << formatBytes(leastMemory) << " per device";
       return signalPassFailure();
     }
-    double seconds =
-        std::chrono::duration<double>(Clock::now() - funcStart).count();
+    double seconds = searched->seconds;
     if (!report.empty()) {
       progress(func.getName(), "pricing the reference strategies");
       writer.addFunction(func, *problem, plan->states, plan->cost,

@@ -252,16 +252,20 @@ bool sbp::isCheapToRecompute(Operation *op) {
   return isa<arith::ConstantOp>(op) || isFreeToRepeat(op);
 }
 
+SmallVector<Operation *> sbp::getPlaceableOps(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.front().without_terminator())
+    if (!isCheapToRecompute(&op))
+      ops.push_back(&op);
+  return ops;
+}
+
 void sbp::assignBalancedStages(func::FuncOp func, int64_t stages) {
   Builder builder(func.getContext());
-  SmallVector<Operation *> ops;
+  SmallVector<Operation *> ops = getPlaceableOps(func);
   double total = 0;
-  for (Operation &op : func.front().without_terminator()) {
-    if (isCheapToRecompute(&op))
-      continue;
-    ops.push_back(&op);
-    total += getIterationWork(&op);
-  }
+  for (Operation *op : ops)
+    total += getIterationWork(op);
   // Each op goes to the stage its midpoint of the cumulative work falls in;
   // without any work, the count of ops is balanced instead.
   double before = 0;

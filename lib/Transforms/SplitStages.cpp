@@ -114,9 +114,7 @@ void SbpSplitStagesPass::runOnOperation() {
     return signalPassFailure();
 
   if (stages) {
-    int64_t ops =
-        llvm::count_if(func.front().without_terminator(),
-                       [](Operation &op) { return !isCheapToRecompute(&op); });
+    int64_t ops = getPlaceableOps(func).size();
     if (ops < stages) {
       emitError(func.getLoc())
           << "sbp-split-stages: stages=" << static_cast<int64_t>(stages)

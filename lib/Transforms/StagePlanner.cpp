@@ -35,14 +35,6 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 /// quadratically many stages.
 constexpr int64_t kMaxSegments = 12;
 
-SmallVector<Operation *> getPlaceableOps(func::FuncOp func) {
-  SmallVector<Operation *> ops;
-  for (Operation &op : func.front().without_terminator())
-    if (!isCheapToRecompute(&op))
-      ops.push_back(&op);
-  return ops;
-}
-
 double getBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())

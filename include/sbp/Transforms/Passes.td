@@ -109,8 +109,10 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     stage axis) while each stage keeps its parameters plus the activations
     of the micro-batches the schedule holds (`m` in GPipe, `K - s` in stage
     `s` of 1F1B) within the memory limit. A pipeline is chosen when it is
-    faster than the best plan without stages (or when K is given); the
-    module then has `sbp-split-stages`' form on the pipeline's mesh
+    faster than the best plan without stages (or when K is given); with
+    `pipeline-stages=0` no stages are searched when that plan's step is
+    within `(m + 1) / m` of its compute time, which no pipeline can beat
+    (the same work plus a bubble). The module then has `sbp-split-stages`' form on the pipeline's mesh
     (`@pipeline`, the stages along its first axis), each stage searched with
     its layouts `B` along that axis (that is, on its sub-mesh) and the
     layouts of the values it receives fixed by the stage that sends them.

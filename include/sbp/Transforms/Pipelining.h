@@ -58,6 +58,10 @@ LogicalResult microBatch(func::FuncOp func, int64_t count,
 /// than to send there: constants, empty tensors, fills of them.
 bool isCheapToRecompute(Operation *op);
 
+/// The top-level ops of `func` that a stage owns (not cheap to recompute),
+/// in order.
+SmallVector<Operation *> getPlaceableOps(func::FuncOp func);
+
 /// Iteration points of the linalg ops in `op` (dynamic ranges count 1):
 /// the work stages are balanced by.
 double getIterationWork(Operation *op);

@@ -69,6 +69,8 @@ public:
                                         const CostModel &model);
 
   ArrayRef<Node> getNodes() const { return nodes; }
+  /// The function the problem places.
+  FunctionOpInterface getFunction() const { return func; }
 
   /// The graph whose least-cost assignment is the fastest plan when
   /// `memoryWeight` is 0; a positive weight adds that many seconds per byte
