@@ -119,8 +119,10 @@ void Execution::runRank(int64_t rank, sbp_comm *comm,
     pointers.push_back(&shard);
 
   bool timed = options.benchIterations > 0 || options.trace;
-  int64_t iterations =
-      options.benchIterations > 0 ? options.benchIterations + 1 : 1;
+  int64_t iterations = options.trainSteps        ? options.trainSteps
+                       : options.benchIterations ? options.benchIterations + 1
+                                                 : 1;
+  bool reportsLoss = rank == 0 || options.useMpi;
   for (int64_t it = 0; it < iterations; ++it) {
     bool record = timed && (options.benchIterations == 0 || it > 0);
     synchronize();
@@ -131,6 +133,19 @@ void Execution::runRank(int64_t rank, sbp_comm *comm,
     sbp_program_trace(false);
     if (record)
       this->record(rank, begin, end);
+    if (!options.trainSteps || rankResults.empty())
+      continue;
+    // The updated parameters and state are the next step's arguments; the
+    // loss is replicated (a result never stays partial).
+    const NpyArray &loss = rankResults.back();
+    if (reportsLoss && !loss.data.empty())
+      losses.push_back(
+          loss.dtype == SBP_F64
+              ? *reinterpret_cast<const double *>(loss.data.data())
+              : *reinterpret_cast<const float *>(loss.data.data()));
+    if (it + 1 < iterations)
+      for (int64_t i = 0; i < options.carried; ++i)
+        shards[i] = std::move(rankResults[i]);
   }
   sbp_program_set_comm(nullptr);
 }

@@ -125,9 +125,18 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
   DenseMap<Value, NdSbpAttr> fixed;
   std::map<std::vector<const void *>, SmallVector<NdSbpSignature>>
       signatureCache;
+  // A training step hands back its first `tied` arguments updated, in the
+  // layout the next step takes them in.
+  int64_t tied = 0;
+  if (auto step = func->getAttrOfType<DictionaryAttr>(
+          SbpDialect::getTrainStepAttrName()))
+    tied = cast<IntegerAttr>(step.get("params")).getInt() +
+           cast<IntegerAttr>(step.get("state")).getInt();
   // Inputs share the batch size, dimension 0 of the first result.
   std::optional<int64_t> batch;
-  if (func.getNumResults() > 0)
+  if (tied)
+    batch = std::nullopt;
+  else if (func.getNumResults() > 0)
     if (auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[0]))
       if (type.getRank() > 0)
         batch = type.getDimSize(0);
@@ -144,7 +153,8 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     node.index = arg.getArgNumber();
     node.layouts = enumerateLayouts(type, mesh);
     node.isParameter =
-        !(type.getRank() > 0 && batch && type.getDimSize(0) == *batch);
+        tied ? arg.getArgNumber() < tied
+             : !(type.getRank() > 0 && batch && type.getDimSize(0) == *batch);
     produced[arg] = {nodes.size(), 0};
     nodes.push_back(std::move(node));
   }
@@ -201,6 +211,17 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
       continue;
     if (auto layout = func.getResultAttrOfType<NdSbpAttr>(i, name)) {
       resultLayouts[i] = layout;
+      continue;
+    }
+    if (i < tied) {
+      // The argument's node decides both layouts.
+      auto it = produced.find(entry.getArgument(i));
+      if (it != produced.end()) {
+        resultNodes[i] = it->second.first;
+        problem.tiedResults.push_back({i, unsigned(it->second.first)});
+      } else {
+        resultLayouts[i] = fixed.lookup(entry.getArgument(i));
+      }
       continue;
     }
     Node node{NodeKind::Result};
@@ -512,4 +533,6 @@ void SearchProblem::record(ArrayRef<unsigned> states) const {
       break;
     }
   }
+  for (auto [result, node] : tiedResults)
+    func.setResultAttr(result, name, nodes[node].layouts[states[node]]);
 }

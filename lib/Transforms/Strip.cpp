@@ -44,12 +44,14 @@ struct SbpStripPass : public sbp::impl::SbpStripPassBase<SbpStripPass> {
       op->removeAttr(SbpDialect::getOperandShardingsAttrName());
       op->removeAttr(SbpDialect::getResultShardingsAttrName());
       op->removeAttr(SbpDialect::getStageAttrName());
+      op->removeAttr(SbpDialect::getTrainStepAttrName());
       auto func = dyn_cast<FunctionOpInterface>(op);
       if (!func)
         return;
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
         func.removeArgAttr(i, sharding);
         func.removeArgAttr(i, SbpDialect::getSourceAttrName());
+        func.removeArgAttr(i, SbpDialect::getNameAttrName());
       }
       for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
         func.removeResultAttr(i, StringAttr::get(op->getContext(), sharding));

@@ -153,7 +153,24 @@ cl::opt<std::string>
     scheduleFlag("schedule",
                  cl::desc("Pipeline schedule: 1f1b (the default) or gpipe"),
                  cl::cat(category));
-cl::opt<bool> trainFlag("train", cl::Hidden, cl::cat(category));
+cl::opt<bool> trainFlag(
+    "train",
+    cl::desc("Train: turn the program into a training step "
+             "(--sbp-make-train-step) and run --steps steps on one batch "
+             "(--input, else synthetic), printing each step's loss"),
+    cl::cat(category));
+cl::opt<int64_t> stepsFlag("steps", cl::desc("Training steps (default 10)"),
+                           cl::init(10), cl::cat(category));
+cl::opt<std::string> optimizerFlag("optimizer",
+                                   cl::desc("Training: sgd or adamw"),
+                                   cl::init("adamw"), cl::cat(category));
+cl::opt<double> lrFlag("lr", cl::desc("Training: learning rate"),
+                       cl::init(1e-3), cl::cat(category));
+cl::opt<std::string>
+    lossFlag("loss",
+             cl::desc("Training: auto, result, mse or cross-entropy (see "
+                      "--sbp-make-train-step)"),
+             cl::init("auto"), cl::cat(category));
 
 /// A usage or input error: exit code 2.
 int usage(const llvm::Twine &message) {
@@ -210,6 +227,11 @@ private:
   int searchPlan();
   /// Checks --pipeline-stages, --micro-batches and --schedule.
   int checkPipelineFlags();
+  /// Checks --train, --steps, --optimizer, --lr and --loss.
+  int checkTrainFlags();
+  /// Replaces the entry function by its training step; renumbers the ONNX
+  /// weights as its arguments.
+  int makeTrainStep();
   /// The mesh of a pipeline of `stages` stages on the command line's mesh:
   /// its first axis numbers the stages.
   int getPipelineMesh(int64_t stages, std::vector<int64_t> &pipelineMesh);
@@ -232,7 +254,8 @@ private:
   int runReference(ModuleOp logical, StringRef entryName,
                    const std::vector<TensorSpec> &globalArgs,
                    const std::vector<TensorSpec> &logicalResults,
-                   std::vector<NpyArray> &expected);
+                   std::vector<NpyArray> &expected,
+                   std::vector<double> *losses = nullptr);
   /// --save-program: the library, manifest, inputs and expected results.
   int save(const CompiledProgram &program, ModuleOp logical,
            StringRef entryName, Backend backend,
@@ -252,6 +275,9 @@ private:
   std::vector<int64_t> mesh;
   func::FuncOp entry;
   std::vector<NpyArray> inputs;
+  /// A training step's leading arguments that its results update:
+  /// parameters, then optimizer state.
+  int64_t numParams = 0, numCarried = 0;
 };
 
 void Runner::registerDialects() {
@@ -405,6 +431,71 @@ int Runner::checkPipelineFlags() {
   return 0;
 }
 
+int Runner::checkTrainFlags() {
+  if (!trainFlag) {
+    for (cl::Option *flag : std::initializer_list<cl::Option *>{
+             &stepsFlag, &optimizerFlag, &lrFlag, &lossFlag})
+      if (flag->getNumOccurrences())
+        return usage("--" + flag->ArgStr.str() + " needs --train");
+    return 0;
+  }
+  if (stepsFlag < 1)
+    return usage("--steps must be positive");
+  if (optimizerFlag != "sgd" && optimizerFlag != "adamw")
+    return usage("--optimizer " + optimizerFlag + ": expected sgd or adamw");
+  if (!(lrFlag > 0))
+    return usage("--lr must be positive");
+  if (lossFlag != "auto" && lossFlag != "result" && lossFlag != "mse" &&
+      lossFlag != "cross-entropy")
+    return usage("--loss " + lossFlag +
+                 ": expected auto, result, mse or cross-entropy");
+  if (stagesFlag || backendFlag != "cpu" || emulateGpuFlag || !saveFlag.empty())
+    return usage("--train runs on --backend cpu, without --pipeline-stages, "
+                 "--save-program or --emulate-gpu, in this sbp-run");
+  return 0;
+}
+
+int Runner::makeTrainStep() {
+  // ONNX weights are the parameters; other programs' parameters are found
+  // by the pass.
+  unsigned numArgs = entry.getNumArguments();
+  mlir::sbp::SbpMakeTrainStepPassOptions options;
+  options.function = entry.getSymName().str();
+  options.loss = lossFlag;
+  options.optimizer = optimizerFlag;
+  options.lr = lrFlag;
+  std::vector<int64_t> params;
+  for (const mlir::sbp::OnnxWeight &weight : weights)
+    if (isa<FloatType>(
+            getElementTypeOrSelf(entry.getArgument(weight.argument).getType())))
+      params.push_back(weight.argument);
+  llvm::sort(params);
+  options.params.assign(params.begin(), params.end());
+  PassManager pm(&context);
+  pm.addPass(mlir::sbp::createSbpMakeTrainStepPass(options));
+  if (failed(pm.run(*module)))
+    return usage("--train: cannot make a training step of " + inputFile +
+                 " (see the errors above)");
+  for (auto func : module->getOps<func::FuncOp>())
+    if (auto step = func->getAttrOfType<DictionaryAttr>(
+            mlir::sbp::SbpDialect::getTrainStepAttrName())) {
+      entry = func;
+      numParams = cast<IntegerAttr>(step.get("params")).getInt();
+      numCarried = numParams + cast<IntegerAttr>(step.get("state")).getInt();
+    }
+  // The step's arguments: parameters (in `params` order), state, then the
+  // others in their order.
+  std::vector<int64_t> renumbered(numArgs, -1);
+  int64_t next = numCarried;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    auto param = llvm::find(params, int64_t(i));
+    renumbered[i] = param != params.end() ? param - params.begin() : next++;
+  }
+  for (mlir::sbp::OnnxWeight &weight : weights)
+    weight.argument = renumbered[weight.argument];
+  return 0;
+}
+
 int Runner::getPipelineMesh(int64_t stages,
                             std::vector<int64_t> &pipelineMesh) {
   int64_t ranks = 1;
@@ -479,9 +570,10 @@ int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
     auto [name, path] = StringRef(flag).rsplit('=');
     unsigned index = args.size();
     for (unsigned i = 0; i < entry.getNumArguments(); ++i)
-      if (auto argName = entry.getArgAttrOfType<StringAttr>(i, "onnx.name");
-          argName && argName.getValue() == name)
-        index = i;
+      for (StringRef key : {"onnx.name", "sbp.name"})
+        if (auto argName = entry.getArgAttrOfType<StringAttr>(i, key);
+            argName && argName.getValue() == name)
+          index = i;
     StringRef number = name.starts_with("arg") ? name.drop_front(3) : name;
     if (path.empty() ||
         (index == args.size() && number.getAsInteger(10, index)))
@@ -530,6 +622,20 @@ int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
         return usage(args[i].name + " of @" + entry.getSymName() +
                      " has a dynamic shape; give it with --input");
     inputs[i] = randomArray(args[i], args[i].localShape, rng);
+    if (int64_t(i) >= numCarried)
+      continue;
+    // Training starts from zero optimizer state and from parameters
+    // scaled by their fan-in (dimension 0 of a matmul's [in, out] weight).
+    const std::vector<int64_t> &shape = args[i].localShape;
+    double scale = int64_t(i) >= numParams ? 0
+                   : shape.size() >= 2     ? 1 / std::sqrt(double(shape[0]))
+                                           : 0.1;
+    int64_t n = inputs[i].numElements();
+    for (int64_t k = 0; k < n; ++k)
+      if (inputs[i].dtype == SBP_F64)
+        reinterpret_cast<double *>(inputs[i].data.data())[k] *= scale;
+      else
+        reinterpret_cast<float *>(inputs[i].data.data())[k] *= scale;
   }
   return 0;
 }
@@ -588,8 +694,8 @@ int Runner::run() {
     return usage("--comm nccl needs --backend cuda");
   if (emulateGpuFlag && backendFlag != "cpu")
     return usage("--emulate-gpu runs on --backend cpu");
-  if (trainFlag)
-    return usage("--train is not built into this sbp-run yet");
+  if (int status = checkTrainFlags())
+    return status;
   if (int status = checkPipelineFlags())
     return status;
   if (backendFlag == "cuda" && saveFlag.empty()) {
@@ -617,6 +723,13 @@ int Runner::run() {
     return status;
   if (int status = findEntry())
     return status;
+  if (trainFlag) {
+    if (isPartitioned(*module))
+      return usage("--train needs the logical program; " + inputFile +
+                   " is already partitioned");
+    if (int status = makeTrainStep())
+      return status;
+  }
   std::string entryName = entry.getSymName().str();
 
   bool partitioned = isPartitioned(*module);
@@ -703,6 +816,16 @@ int Runner::run() {
   options.trace = !traceFlag.empty();
   options.useMpi = commFlag == "mpi" || (commFlag == "nccl" && underMpirun);
   options.useNccl = commFlag == "nccl";
+  if (trainFlag) {
+    options.trainSteps = stepsFlag;
+    options.carried = numCarried;
+    // The search lays each updated value out as its argument.
+    for (int64_t i = 0; i < numCarried; ++i)
+      if (args[i].layout.entries != results[i].layout.entries)
+        return usage("--train: result #" + std::to_string(i) + " of @" +
+                     entryName + " is not laid out as argument #" +
+                     std::to_string(i) + ", which it updates");
+  }
   Execution execution(*program, args, results, options);
   std::vector<NpyArray> outputs;
   if (!execution.run(inputs, outputs, error)) {
@@ -732,6 +855,9 @@ int Runner::finish(const Execution &execution, std::vector<NpyArray> &outputs,
   for (size_t r = 0; r < outputs.size(); ++r)
     llvm::outs() << "result" << r << ": " << dtypeName(outputs[r].dtype) << " "
                  << formatShape(outputs[r].shape) << "\n";
+  for (auto [step, loss] : llvm::enumerate(execution.getLosses()))
+    llvm::outs() << "step=" << step + 1
+                 << " loss=" << llvm::format("%.7g", loss) << "\n";
   if (benchFlag)
     llvm::outs() << execution.formatBench();
   if (!traceFlag.empty() && !execution.writeTrace(traceFlag, error))
@@ -750,9 +876,28 @@ int Runner::finish(const Execution &execution, std::vector<NpyArray> &outputs,
   if (!referenceFlag)
     return 0;
   std::vector<NpyArray> expected;
+  std::vector<double> expectedLosses;
   if (int status = runReference(logical, entryName, globalArgs, logicalResults,
-                                expected))
+                                expected, &expectedLosses))
     return status;
+  if (trainFlag) {
+    // The loss curves are compared step by step, as one more result in
+    // the loss's type.
+    auto curve = [&](const std::vector<double> &losses) {
+      NpyArray array;
+      array.dtype = outputs.back().dtype;
+      array.shape = {int64_t(losses.size())};
+      array.data.resize(losses.size() * sbp_dtype_size(array.dtype));
+      for (size_t k = 0; k < losses.size(); ++k)
+        if (array.dtype == SBP_F64)
+          reinterpret_cast<double *>(array.data.data())[k] = losses[k];
+        else
+          reinterpret_cast<float *>(array.data.data())[k] = losses[k];
+      return array;
+    };
+    outputs.push_back(curve(execution.getLosses()));
+    expected.push_back(curve(expectedLosses));
+  }
   return compare(outputs, expected);
 }
 
@@ -818,7 +963,8 @@ int Runner::runPipeline(ModuleOp logical, StringRef entryName,
 int Runner::runReference(ModuleOp logical, StringRef entryName,
                          const std::vector<TensorSpec> &globalArgs,
                          const std::vector<TensorSpec> &logicalResults,
-                         std::vector<NpyArray> &expected) {
+                         std::vector<NpyArray> &expected,
+                         std::vector<double> *losses) {
   // The reference is the plainest lowering (loops, no BLAS), so that it
   // checks the code generation as well as the partitioning.
   std::string error;
@@ -829,11 +975,17 @@ int Runner::runReference(ModuleOp logical, StringRef entryName,
   ExecutionOptions one;
   one.mesh = std::vector<int64_t>(mesh.size(), 1);
   one.timeoutSeconds = timeoutFlag;
+  if (trainFlag) {
+    one.trainSteps = stepsFlag;
+    one.carried = numCarried;
+  }
   Execution single(*reference, globalArgs, logicalResults, one);
   if (!single.run(inputs, expected, error)) {
     llvm::errs() << "sbp-run: reference: " << error << "\n";
     return 3;
   }
+  if (losses)
+    *losses = single.getLosses();
   return 0;
 }
 

@@ -52,6 +52,13 @@ struct ExecutionOptions {
   bool useMpi = false;
   /// Collectives through NCCL (CUDA programs only).
   bool useNccl = false;
+  /// Training: runs the program `trainSteps` times, each step taking its
+  /// first `carried` arguments from the previous step's first results
+  /// (same layouts; the shards stay on their ranks) and recording its last
+  /// result, the loss. Timed steps (benchIterations > 0) are all but the
+  /// first.
+  int64_t trainSteps = 0;
+  int64_t carried = 0;
 };
 
 /// The global shape of a tensor laid out as `layout` from every device's
@@ -88,6 +95,9 @@ public:
   /// Whether the failure of run() was a usage error (MPI's process count
   /// does not match the mesh) rather than a failure on a rank.
   bool isUsageError() const { return usageError; }
+
+  /// The loss of every training step, as this process's rank 0 saw it.
+  const std::vector<double> &getLosses() const { return losses; }
 
   /// The median over the timed iterations of the time from the first
   /// rank's start to the last rank's end, in milliseconds.
@@ -155,6 +165,7 @@ private:
   bool usageError = false;
   /// Per rank, per timed iteration.
   std::vector<std::vector<Iteration>> timeline;
+  std::vector<double> losses;
   /// Names of the pipeline's tasks, by micro-batch ("F3").
   std::vector<std::string> taskNames;
   /// Makes the ranks start each iteration together.

@@ -20,6 +20,11 @@ struct LayoutEntry {
   enum Kind { Split, Broadcast, Partial } kind = Broadcast;
   int64_t dim = 0;                   ///< For Split.
   sbp_reduction reduction = SBP_SUM; ///< For Partial.
+
+  bool operator==(const LayoutEntry &other) const {
+    return kind == other.kind && (kind != Split || dim == other.dim) &&
+           (kind != Partial || reduction == other.reduction);
+  }
 };
 
 /// An nd-SBP over a mesh: one entry per mesh axis.

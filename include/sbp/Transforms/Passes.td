@@ -156,6 +156,77 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
   let dependentDialects = ["::mlir::sbp::SbpDialect"];
 }
 
+def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
+  let summary = "Turn a forward function into one training step";
+  let description = [{
+    Replaces a logical forward function `@f` by `@f_train_step`, one step
+    of training: it takes the parameters, the optimizer state and a batch,
+    and returns the updated parameters, the updated state and the loss.
+    Everything is an ordinary logical program, so the search chooses the
+    layouts of the whole step at once: a gradient summed over a batch split
+    across devices is `P(sum)` and its synchronization is the boxing to the
+    parameter's (or optimizer state's) layout.
+
+    Parameters are the arguments `params` names, by default every float
+    argument that is not a batch (dimension 0 a parallel loop of all its
+    readers, of the first such argument's size); integer arguments are
+    always data. The loss is made from the function's first result:
+    `result` takes it as it is (one element); `mse` adds a `target`
+    argument of its type and takes the mean squared error; `cross-entropy`
+    takes it as logits over its last dimension and adds a `labels` argument
+    of integers (the other dimensions); `auto` (the default) is `result`
+    for one element, `cross-entropy` when the function has an integer
+    argument (tokens), and `mse` otherwise.
+
+    Gradients are built by reverse-mode differentiation of the body:
+    structured ops from their indexing maps and payload (the gradient of an
+    input is a structured op over the same loops, its unused loops reduced;
+    a tensor read inside a payload, an embedding, gets a one-hot
+    contraction), explicit rules for element-wise arith and math ops on
+    tensors, `tensor.expand_shape`, `collapse_shape`, `extract_slice`,
+    `insert_slice`, `concat` and `cast`, and `scf.for`, whose carried
+    values are saved per iteration and whose body is recomputed in the
+    backward loop.
+
+    `optimizer=sgd` updates `p -= lr * (g + weight-decay * p)`;
+    `optimizer=adamw` (Loshchilov and Hutter) keeps two moments per
+    parameter and a step count (`tensor<f32>`) and updates with bias
+    correction and decoupled weight decay. The step function records
+    `sbp.train_step = {optimizer, params, state}`: its first `params`
+    arguments are the parameters, the next `state` the optimizer state, and
+    its results the same values updated followed by the loss.
+
+    Constraints: the function has static shapes and at least one float
+    result; `loss=result` needs a result of one element, `cross-entropy` a
+    float result of rank at least one; every op between the parameters and
+    the loss has a gradient rule (else an error at that op); `params` name
+    float arguments; `lr` is positive.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The forward function (default: the only public one)">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"auto\"",
+           "auto, result, mse or cross-entropy">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "sgd or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "Learning rate">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "AdamW: decay of the first moment">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "AdamW: decay of the second moment">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8",
+           "AdamW: added to the second moment's root">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1",
+           "Weight decay (default 0.01 for adamw, 0 for sgd)">,
+    ListOption<"params", "params", "int64_t",
+               "The arguments that are parameters (default: the float "
+               "arguments that are not a batch)">,
+  ];
+  let dependentDialects = ["::mlir::sbp::SbpDialect", "arith::ArithDialect",
+                           "linalg::LinalgDialect", "math::MathDialect",
+                           "scf::SCFDialect", "tensor::TensorDialect"];
+}
+
 def SbpSplitStagesPass : Pass<"sbp-split-stages", "ModuleOp"> {
   let summary = "Cut a function into micro-batches and pipeline stages";
   let description = [{
@@ -513,7 +584,7 @@ def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
   let summary = "Remove meshes and layout attributes before lowering to LLVM";
   let description = [{
     Once a program is partitioned (or was never distributed), its meshes and
-    `sbp.*` layout and pipeline attributes only describe it; this pass removes them so
+    `sbp.*` layout, pipeline and training-step attributes only describe it; this pass removes them so
     that the program can be lowered and translated to LLVM. The
     logical-level ops `sbp.annotate` and `sbp.boxing` leave the value they
     describe unchanged, so they are replaced by their operand: a logical

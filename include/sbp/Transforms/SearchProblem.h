@@ -125,6 +125,9 @@ private:
   /// (for liveness); view ops extend their source's life.
   SmallVector<unsigned> defPosition, lastUse;
   unsigned numPositions = 0;
+  /// Results of a training step laid out as the argument that a node
+  /// decides: (result, argument node).
+  SmallVector<std::pair<unsigned, unsigned>> tiedResults;
 };
 
 /// A plan: states per node, and what it costs.

@@ -136,6 +136,52 @@ LogicalResult verifyPipeline(Operation *op, Attribute attr) {
   }
   return success();
 }
+/// `sbp.train_step = {optimizer, params, state}` on a function whose
+/// results are its first params + state arguments updated, then the loss.
+LogicalResult verifyTrainStep(Operation *op, Attribute attr) {
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  auto fail = [&]() {
+    return op->emitError() << "'" << SbpDialect::getTrainStepAttrName() << "' ";
+  };
+  if (!dict || !func)
+    return fail() << "must be a dictionary on a function";
+  auto optimizer = dict.getAs<StringAttr>("optimizer");
+  if (!optimizer ||
+      (optimizer.getValue() != "sgd" && optimizer.getValue() != "adamw"))
+    return fail() << "needs optimizer = \"sgd\" or \"adamw\"";
+  int64_t params = getIndexField(dict, "params");
+  int64_t state = getIndexField(dict, "state");
+  if (params < 0 || state < 0)
+    return fail() << "needs non-negative integers params and state";
+  ArrayRef<Type> args = func.getArgumentTypes();
+  ArrayRef<Type> results = func.getResultTypes();
+  int64_t updated = params + state;
+  if (updated > int64_t(args.size()))
+    return fail() << "names " << updated << " parameters and states but the "
+                  << "function has " << args.size() << " arguments";
+  if (int64_t(results.size()) != updated + 1)
+    return fail() << "needs " << updated + 1
+                  << " results (the updated parameters and states, then the "
+                     "loss), not "
+                  << results.size();
+  // Partitioned, both are shards of the same layout (and, lowered,
+  // buffers).
+  auto module = op->getParentOfType<ModuleOp>();
+  bool local = module && module->hasAttr(SbpDialect::getPartitionedAttrName());
+  for (int64_t i = 0; i < updated; ++i)
+    if (local
+            ? getElementTypeOrSelf(args[i]) != getElementTypeOrSelf(results[i])
+            : args[i] != results[i])
+      return fail() << "needs result #" << i << " of the type of argument #"
+                    << i << " (" << args[i] << "), not " << results[i];
+  auto loss = dyn_cast<ShapedType>(results.back());
+  if (!loss || !loss.hasRank() || loss.getRank() != 0 ||
+      !isa<FloatType>(loss.getElementType()))
+    return fail() << "needs a loss result of type tensor<float>, not "
+                  << results.back();
+  return success();
+}
 } // namespace
 
 LogicalResult SbpDialect::verifyRegionArgAttribute(Operation *op,
@@ -144,6 +190,12 @@ LogicalResult SbpDialect::verifyRegionArgAttribute(Operation *op,
                                                    NamedAttribute attr) {
   if (attr.getName() == getSourceAttrName())
     return verifySource(op, argIndex, attr.getValue());
+  if (attr.getName() == getNameAttrName()) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << getNameAttrName() << "' on argument #"
+                             << argIndex << " must be a string";
+    return success();
+  }
   return verifyFunctionSharding(op, argIndex, attr, /*isResult=*/false);
 }
 
@@ -165,6 +217,8 @@ LogicalResult SbpDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == getPipelineAttrName())
     return verifyPipeline(op, attr.getValue());
+  if (name == getTrainStepAttrName())
+    return verifyTrainStep(op, attr.getValue());
   if (name == getStageAttrName()) {
     auto stage = dyn_cast<IntegerAttr>(attr.getValue());
     if (!stage || stage.getInt() < 0 || isa<ModuleOp>(op))

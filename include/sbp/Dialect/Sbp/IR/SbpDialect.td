@@ -110,6 +110,16 @@ def Sbp_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPipelineAttrName() {
       return "sbp.pipeline";
     }
+    /// Name of the function attribute of a training step: which of its
+    /// arguments are parameters and optimizer state.
+    static constexpr ::llvm::StringLiteral getTrainStepAttrName() {
+      return "sbp.train_step";
+    }
+    /// Name of the argument attribute naming a value of a training step
+    /// (an optimizer state, the labels).
+    static constexpr ::llvm::StringLiteral getNameAttrName() {
+      return "sbp.name";
+    }
   }];
 }
 

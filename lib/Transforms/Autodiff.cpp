@@ -1,0 +1,821 @@
+//===- Autodiff.cpp - Reverse-mode differentiation on tensors -------------===//
+//
+// Structured ops are differentiated once, generically, from their indexing
+// maps and payload: the gradient of an input is a structured op over the
+// same loops that recomputes the payload, differentiates it as a scalar
+// program and accumulates into the input along its map; loops the map does
+// not use become reductions. So the gradient of a matmul is a contraction,
+// that of a broadcast a reduction, and every gradient gets its SBP rules
+// from its maps like the forward ops. A tensor read inside a payload (an
+// embedding lookup) gets a one-hot contraction over the tensor's
+// dimensions. Explicit rules cover the ops that move data (reshapes,
+// slices, concatenation), element-wise arith and math ops on tensors, and
+// scf.for, whose carried values are saved at every iteration and whose
+// body is recomputed from them in the backward loop (Chen et al.'s
+// checkpointing at layer boundaries).
+//
+//===----------------------------------------------------------------------===//
+
+#include "sbp/Transforms/Autodiff.h"
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::sbp;
+
+Value sbp::createFilledTensor(OpBuilder &builder, Location loc,
+                              RankedTensorType type, double value) {
+  Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                        type.getElementType());
+  Value scalar = arith::ConstantOp::create(
+      builder, loc, builder.getFloatAttr(type.getElementType(), value));
+  return linalg::FillOp::create(builder, loc, scalar, empty).getResult(0);
+}
+
+namespace {
+
+bool isFloatLike(Type type) {
+  return isa<FloatType>(getElementTypeOrSelf(type));
+}
+
+/// A constant of `type` (a float or a tensor of floats) equal to `value`.
+Value getConstant(OpBuilder &b, Location loc, Type type, double value) {
+  auto attr = b.getFloatAttr(getElementTypeOrSelf(type), value);
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(shaped, attr));
+  return arith::ConstantOp::create(b, loc, attr);
+}
+
+/// Whether `op`, inside a payload or on tensors, has a rule below.
+bool hasElementwiseRule(Operation *op) {
+  return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+             arith::NegFOp, arith::MaximumFOp, arith::MaxNumFOp,
+             arith::MinimumFOp, arith::MinNumFOp, arith::SelectOp,
+             arith::ExtFOp, arith::TruncFOp, math::ExpOp, math::LogOp,
+             math::Log1pOp, math::TanhOp, math::ErfOp, math::SqrtOp,
+             math::RsqrtOp, math::PowFOp, math::AbsFOp, math::SinOp,
+             math::CosOp>(op) ||
+         // No gradient flows through comparisons, integer and index
+         // arithmetic, casts from integers and constants.
+         llvm::none_of(op->getResultTypes(), isFloatLike) ||
+         isa<arith::ConstantOp, arith::SIToFPOp, arith::UIToFPOp>(op);
+}
+
+/// The adjoints of the operands of the element-wise op `op` (on scalars or
+/// tensors) from the adjoint `dy` of its result; null where an operand has
+/// none. `op` must have a rule (hasElementwiseRule).
+SmallVector<Value> getElementwiseAdjoints(OpBuilder &b, Operation *op,
+                                          Value dy) {
+  Location loc = op->getLoc();
+  SmallVector<Value> adjoints(op->getNumOperands());
+  if (!isFloatLike(dy.getType()) || isa<arith::ConstantOp>(op))
+    return adjoints;
+  Value y = op->getResult(0);
+  auto mul = [&](Value x, Value z) -> Value {
+    return arith::MulFOp::create(b, loc, x, z);
+  };
+  auto div = [&](Value x, Value z) -> Value {
+    return arith::DivFOp::create(b, loc, x, z);
+  };
+  auto neg = [&](Value x) -> Value { return arith::NegFOp::create(b, loc, x); };
+  auto constant = [&](double value) {
+    return getConstant(b, loc, dy.getType(), value);
+  };
+  auto select = [&](Value condition, bool toFirst) -> Value {
+    Value zero = constant(0);
+    return arith::SelectOp::create(b, loc, condition, toFirst ? dy : zero,
+                                   toFirst ? zero : dy);
+  };
+  auto compare = [&](arith::CmpFPredicate predicate) -> Value {
+    return arith::CmpFOp::create(b, loc, predicate, op->getOperand(0),
+                                 op->getOperand(1));
+  };
+  Value x = op->getNumOperands() ? op->getOperand(0) : Value();
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](arith::AddFOp) { adjoints = {dy, dy}; })
+      .Case([&](arith::SubFOp) { adjoints = {dy, neg(dy)}; })
+      .Case([&](arith::MulFOp o) {
+        adjoints = {mul(dy, o.getRhs()), mul(dy, o.getLhs())};
+      })
+      .Case([&](arith::DivFOp o) {
+        adjoints = {div(dy, o.getRhs()), neg(div(mul(dy, y), o.getRhs()))};
+      })
+      .Case([&](arith::NegFOp) { adjoints = {neg(dy)}; })
+      .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](Operation *) {
+        Value first = compare(arith::CmpFPredicate::OGE);
+        adjoints = {select(first, true), select(first, false)};
+      })
+      .Case<arith::MinimumFOp, arith::MinNumFOp>([&](Operation *) {
+        Value first = compare(arith::CmpFPredicate::OLE);
+        adjoints = {select(first, true), select(first, false)};
+      })
+      .Case([&](arith::SelectOp o) {
+        adjoints = {Value(), select(o.getCondition(), true),
+                    select(o.getCondition(), false)};
+      })
+      .Case([&](arith::ExtFOp) {
+        adjoints = {arith::TruncFOp::create(b, loc, x.getType(), dy)};
+      })
+      .Case([&](arith::TruncFOp) {
+        adjoints = {arith::ExtFOp::create(b, loc, x.getType(), dy)};
+      })
+      .Case([&](math::ExpOp) { adjoints = {mul(dy, y)}; })
+      .Case([&](math::LogOp) { adjoints = {div(dy, x)}; })
+      .Case([&](math::Log1pOp) {
+        adjoints = {div(dy, arith::AddFOp::create(b, loc, x, constant(1)))};
+      })
+      .Case([&](math::TanhOp) {
+        adjoints = {
+            mul(dy, arith::SubFOp::create(b, loc, constant(1), mul(y, y)))};
+      })
+      .Case([&](math::ErfOp) {
+        // d erf(x) = 2/sqrt(pi) exp(-x^2)
+        Value gauss = math::ExpOp::create(b, loc, neg(mul(x, x)));
+        adjoints = {mul(dy, mul(constant(2 / std::sqrt(M_PI)), gauss))};
+      })
+      .Case([&](math::SqrtOp) { adjoints = {div(mul(dy, constant(0.5)), y)}; })
+      .Case([&](math::RsqrtOp) {
+        adjoints = {mul(mul(dy, constant(-0.5)), mul(y, mul(y, y)))};
+      })
+      .Case([&](math::PowFOp o) {
+        Value exponent = o.getRhs();
+        Value lower = math::PowFOp::create(
+            b, loc, x, arith::SubFOp::create(b, loc, exponent, constant(1)));
+        adjoints = {mul(dy, mul(exponent, lower)),
+                    mul(dy, mul(y, math::LogOp::create(b, loc, x)))};
+      })
+      .Case([&](math::AbsFOp) {
+        Value negative = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OLT, x, constant(0));
+        adjoints = {arith::SelectOp::create(b, loc, negative, neg(dy), dy)};
+      })
+      .Case([&](math::SinOp) {
+        adjoints = {mul(dy, math::CosOp::create(b, loc, x))};
+      })
+      .Case([&](math::CosOp) {
+        adjoints = {neg(mul(dy, math::SinOp::create(b, loc, x)))};
+      })
+      .Default([](Operation *) {});
+  // Adjoints only flow into float operands.
+  for (auto [adjoint, operand] : llvm::zip(adjoints, op->getOperands()))
+    if (adjoint && !isFloatLike(operand.getType()))
+      adjoint = Value();
+  return adjoints;
+}
+
+/// Unit dimensions that an indexing map addresses by the constant 0 (an
+/// operand broadcast along them) are left out of a gradient and put back by
+/// `tensor.expand_shape`.
+Value expandUnitDims(OpBuilder &b, Location loc, Value value,
+                     RankedTensorType type, ArrayRef<bool> dropped) {
+  if (!llvm::is_contained(dropped, true))
+    return value;
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (auto [dim, isDropped] : llvm::enumerate(dropped)) {
+    pending.push_back(dim);
+    if (!isDropped) {
+      groups.push_back(pending);
+      pending.clear();
+    }
+  }
+  if (!pending.empty() && !groups.empty())
+    llvm::append_range(groups.back(), pending);
+  return tensor::ExpandShapeOp::create(b, loc, type, value, groups);
+}
+
+class Differentiator {
+public:
+  explicit Differentiator(OpBuilder &builder) : b(builder) {}
+
+  /// Marks the values computed from `seeds` in `block` as varied (those
+  /// whose adjoints are built), and makes the loops among them save what
+  /// their backward loops recompute from.
+  void prepare(ArrayRef<Value> seeds, Block &block);
+
+  /// Builds the adjoints of the operands of `ops`, last to first, from the
+  /// adjoints of their results.
+  LogicalResult backpropagate(ArrayRef<Operation *> ops);
+
+  void accumulate(Value value, Value adjoint);
+  Value getAdjoint(Value value) const { return adjoints.lookup(value); }
+  bool isVaried(Value value) const { return varied.contains(value); }
+
+private:
+  void markVaried(ArrayRef<Value> seeds, Block &block);
+  /// Makes `loop` also yield, per carried value, a tensor of its value at
+  /// the start of every iteration; returns the new loop.
+  scf::ForOp saveIterations(scf::ForOp loop);
+  LogicalResult differentiate(Operation *op);
+  LogicalResult differentiateStructured(linalg::LinalgOp op);
+  LogicalResult differentiateLoop(scf::ForOp loop);
+  /// The structured op computing the adjoint of the input or init
+  /// `operand` of `op` (`extract` null), or of the tensor that `extract`
+  /// reads inside its payload.
+  Value buildStructuredAdjoint(linalg::LinalgOp op, ArrayRef<Value> dys,
+                               ArrayRef<Operation *> combiners,
+                               OpOperand *operand, tensor::ExtractOp extract);
+
+  OpBuilder &b;
+  DenseSet<Value> varied;
+  DenseMap<Value, Value> adjoints;
+  /// Per loop, the tensors holding each carried value of every iteration.
+  DenseMap<Operation *, SmallVector<Value>> savedIterations;
+};
+
+void Differentiator::markVaried(ArrayRef<Value> seeds, Block &block) {
+  varied.clear();
+  varied.insert(seeds.begin(), seeds.end());
+  for (Operation &op : block) {
+    bool depends = llvm::any_of(op.getOperands(),
+                                [&](Value v) { return varied.contains(v); });
+    if (!depends && op.getNumRegions()) {
+      SetVector<Value> captured;
+      getUsedValuesDefinedAbove(op.getRegions(), captured);
+      depends =
+          llvm::any_of(captured, [&](Value v) { return varied.contains(v); });
+    }
+    if (depends)
+      for (Value result : op.getResults())
+        if (isFloatLike(result.getType()))
+          varied.insert(result);
+  }
+}
+
+void Differentiator::accumulate(Value value, Value adjoint) {
+  if (!adjoint || !isVaried(value))
+    return;
+  Value &entry = adjoints[value];
+  entry = entry ? arith::AddFOp::create(b, adjoint.getLoc(), entry, adjoint)
+                      .getResult()
+                : adjoint;
+}
+
+void Differentiator::prepare(ArrayRef<Value> seeds, Block &block) {
+  markVaried(seeds, block);
+  SmallVector<scf::ForOp> loops;
+  for (auto loop : block.getOps<scf::ForOp>())
+    if (llvm::any_of(loop.getResults(), [&](Value v) { return isVaried(v); }))
+      loops.push_back(loop);
+  if (loops.empty())
+    return;
+  for (scf::ForOp loop : loops)
+    saveIterations(loop);
+  // The loops were replaced: their results are new values.
+  markVaried(seeds, block);
+}
+
+scf::ForOp Differentiator::saveIterations(scf::ForOp loop) {
+  Location loc = loop.getLoc();
+  std::optional<int64_t> trips =
+      loop.getStaticTripCount()
+          ? std::optional<int64_t>(loop.getStaticTripCount()->getSExtValue())
+          : std::nullopt;
+  if (!trips || llvm::any_of(loop.getInitArgs(), [](Value v) {
+        auto type = dyn_cast<RankedTensorType>(v.getType());
+        return !type || !type.hasStaticShape();
+      }))
+    return loop;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop);
+  SmallVector<Value> tapes;
+  for (Value init : loop.getInitArgs()) {
+    auto type = cast<RankedTensorType>(init.getType());
+    SmallVector<int64_t> shape = {*trips};
+    llvm::append_range(shape, type.getShape());
+    tapes.push_back(
+        tensor::EmptyOp::create(b, loc, shape, type.getElementType()));
+  }
+  unsigned numCarried = loop.getInitArgs().size();
+  IRRewriter rewriter(b);
+  auto save = [&](OpBuilder &nb, Location,
+                  ArrayRef<BlockArgument> tapeArgs) -> SmallVector<Value> {
+    // The body has moved to the new loop: its arguments are the induction
+    // variable, the carried values and the tapes.
+    Block *body = tapeArgs.front().getOwner();
+    Value iteration = arith::DivUIOp::create(
+        nb, loc,
+        arith::SubIOp::create(nb, loc, body->getArgument(0),
+                              loop.getLowerBound()),
+        loop.getStep());
+    SmallVector<Value> saved;
+    for (auto [carried, tape] :
+         llvm::zip(body->getArguments().slice(1, numCarried), tapeArgs)) {
+      auto type = cast<RankedTensorType>(carried.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank() + 1, nb.getIndexAttr(0));
+      offsets[0] = iteration;
+      SmallVector<OpFoldResult> sizes = {nb.getIndexAttr(1)};
+      for (int64_t size : type.getShape())
+        sizes.push_back(nb.getIndexAttr(size));
+      SmallVector<OpFoldResult> strides(type.getRank() + 1, nb.getIndexAttr(1));
+      saved.push_back(tensor::InsertSliceOp::create(nb, loc, carried, tape,
+                                                    offsets, sizes, strides));
+    }
+    return saved;
+  };
+  auto replaced =
+      cast<LoopLikeOpInterface>(loop.getOperation())
+          .replaceWithAdditionalYields(rewriter, tapes, false, save);
+  if (failed(replaced))
+    return loop;
+  auto newLoop = cast<scf::ForOp>(replaced->getOperation());
+  savedIterations[newLoop] =
+      SmallVector<Value>(newLoop.getResults().drop_front(numCarried));
+  return newLoop;
+}
+
+LogicalResult Differentiator::backpropagate(ArrayRef<Operation *> ops) {
+  for (Operation *op : llvm::reverse(ops)) {
+    if (llvm::none_of(op->getResults(),
+                      [&](Value v) { return adjoints.contains(v); }))
+      continue;
+    if (failed(differentiate(op)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Differentiator::differentiate(Operation *op) {
+  Location loc = op->getLoc();
+  Value dy = op->getNumResults() ? getAdjoint(op->getResult(0)) : Value();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](linalg::LinalgOp linalgOp) {
+        return differentiateStructured(linalgOp);
+      })
+      .Case([&](scf::ForOp loop) { return differentiateLoop(loop); })
+      .Case([&](tensor::ExpandShapeOp o) {
+        accumulate(o.getSrc(), tensor::CollapseShapeOp::create(
+                                   b, loc, o.getSrcType(), dy,
+                                   o.getReassociationIndices()));
+        return success();
+      })
+      .Case([&](tensor::CollapseShapeOp o) {
+        accumulate(o.getSrc(),
+                   tensor::ExpandShapeOp::create(b, loc, o.getSrcType(), dy,
+                                                 o.getReassociationIndices()));
+        return success();
+      })
+      .Case([&](tensor::ExtractSliceOp o) {
+        Value zeros = createFilledTensor(b, loc, o.getSourceType(), 0);
+        accumulate(o.getSource(), tensor::InsertSliceOp::create(
+                                      b, loc, dy, zeros, o.getMixedOffsets(),
+                                      o.getMixedSizes(), o.getMixedStrides()));
+        return success();
+      })
+      .Case([&](tensor::InsertSliceOp o) {
+        accumulate(o.getSource(),
+                   tensor::ExtractSliceOp::create(
+                       b, loc, o.getSourceType(), dy, o.getMixedOffsets(),
+                       o.getMixedSizes(), o.getMixedStrides()));
+        if (isVaried(o.getDest())) {
+          Value zeros = createFilledTensor(b, loc, o.getSourceType(), 0);
+          accumulate(o.getDest(), tensor::InsertSliceOp::create(
+                                      b, loc, zeros, dy, o.getMixedOffsets(),
+                                      o.getMixedSizes(), o.getMixedStrides()));
+        }
+        return success();
+      })
+      .Case([&](tensor::ConcatOp o) {
+        int64_t offset = 0, dim = o.getDim();
+        auto type = cast<RankedTensorType>(dy.getType());
+        for (Value input : o.getInputs()) {
+          auto inputType = cast<RankedTensorType>(input.getType());
+          SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+          offsets[dim] = b.getIndexAttr(offset);
+          SmallVector<OpFoldResult> sizes,
+              strides(type.getRank(), b.getIndexAttr(1));
+          for (int64_t size : inputType.getShape())
+            sizes.push_back(b.getIndexAttr(size));
+          if (isVaried(input))
+            accumulate(input,
+                       tensor::ExtractSliceOp::create(b, loc, inputType, dy,
+                                                      offsets, sizes, strides));
+          offset += inputType.getDimSize(dim);
+        }
+        return success();
+      })
+      .Case([&](tensor::CastOp o) {
+        accumulate(o.getSource(),
+                   tensor::CastOp::create(b, loc, o.getSource().getType(), dy));
+        return success();
+      })
+      .Case([&](AnnotateOp o) {
+        accumulate(o.getInput(), dy);
+        return success();
+      })
+      .Default([&](Operation *) -> LogicalResult {
+        if (op->getNumResults() != 1 || !hasElementwiseRule(op))
+          return op->emitError("sbp-make-train-step: no gradient rule for '")
+                 << op->getName() << "'";
+        for (auto [operand, adjoint] :
+             llvm::zip(op->getOperands(), getElementwiseAdjoints(b, op, dy)))
+          accumulate(operand, adjoint);
+        return success();
+      });
+}
+
+LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics())
+    return op.emitError("sbp-make-train-step: no gradient for a structured "
+                        "op on buffers");
+  Block *body = op.getBlock();
+  for (Operation &inner : body->without_terminator())
+    if (!hasElementwiseRule(&inner) &&
+        !isa<tensor::ExtractOp, linalg::IndexOp>(inner))
+      return inner.emitError("sbp-make-train-step: no gradient rule for '")
+             << inner.getName() << "' in the payload of '" << op->getName()
+             << "'";
+  // A reduction accumulates `combine(out, partial)`; the partial gets the
+  // result's adjoint (sums) or where it equals the result (max and min).
+  bool reduces = op.getNumParallelLoops() != op.getNumLoops();
+  SmallVector<Operation *> combiners;
+  SmallVector<BlockArgument> outputArgs(op.getRegionOutputArgs());
+  if (reduces) {
+    for (unsigned i = 0; i < outputArgs.size(); ++i) {
+      SmallVector<Operation *> chain;
+      if (!matchReduction(outputArgs, i, chain) || chain.size() != 1 ||
+          !isa<arith::AddFOp, arith::MaximumFOp, arith::MaxNumFOp,
+               arith::MinimumFOp, arith::MinNumFOp>(chain.front()) ||
+          !outputArgs[i].hasOneUse())
+        return op.emitError("sbp-make-train-step: no gradient for a "
+                            "reduction that is not a sum, max or min");
+      combiners.push_back(chain.front());
+    }
+  }
+  SmallVector<Value> dys;
+  for (Value result : op->getResults())
+    dys.push_back(getAdjoint(result));
+
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isVaried(operand.get()))
+      continue;
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      return op.emitError("sbp-make-train-step: no gradient for the scalar "
+                          "operand #")
+             << operand.getOperandNumber();
+    if (op.isDpsInit(&operand) && reduces) {
+      unsigned init = operand.getOperandNumber() - op.getNumDpsInputs();
+      if (!isa<arith::AddFOp>(combiners[init]))
+        return op.emitError("sbp-make-train-step: no gradient for the init "
+                            "of a max or min reduction");
+      accumulate(operand.get(), dys[init]);
+      continue;
+    }
+    Value adjoint =
+        buildStructuredAdjoint(op, dys, combiners, &operand, nullptr);
+    if (!adjoint) {
+      std::string map;
+      llvm::raw_string_ostream(map) << op.getMatchingIndexingMap(&operand);
+      return op.emitError("sbp-make-train-step: no gradient for operand #")
+             << operand.getOperandNumber() << ", whose indexing map " << map
+             << " is not a projected permutation";
+    }
+    accumulate(operand.get(), adjoint);
+  }
+  // Tensors read inside the payload.
+  WalkResult walk = body->walk([&](tensor::ExtractOp extract) {
+    if (!isVaried(extract.getTensor()))
+      return WalkResult::advance();
+    Value adjoint =
+        buildStructuredAdjoint(op, dys, combiners, nullptr, extract);
+    if (!adjoint) {
+      extract.emitError("sbp-make-train-step: no gradient for an element "
+                        "read twice at the same loop's index");
+      return WalkResult::interrupt();
+    }
+    accumulate(extract.getTensor(), adjoint);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // Scalars from above the payload that vary would need a reduction of
+  // their own adjoint over every loop.
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  for (Value value : captured)
+    if (isVaried(value) && !isa<TensorType>(value.getType()))
+      return op.emitError("sbp-make-train-step: no gradient for a scalar "
+                          "defined outside the payload");
+  return success();
+}
+
+Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
+                                             ArrayRef<Value> dys,
+                                             ArrayRef<Operation *> combiners,
+                                             OpOperand *operand,
+                                             tensor::ExtractOp extract) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  unsigned numLoops = op.getNumLoops();
+  unsigned numInputs = op.getNumDpsInputs(), numInits = op.getNumDpsInits();
+  bool reduces = !combiners.empty();
+
+  // The adjoint's map: loop dims of the target's dims; unit dims addressed
+  // by the constant 0 are dropped; an element read at a computed index
+  // (inside a payload) gets a loop of its own over that dimension.
+  auto targetType = cast<RankedTensorType>(
+      operand ? operand->get().getType() : extract.getTensor().getType());
+  SmallVector<AffineExpr> exprs;
+  SmallVector<bool> dropped;
+  SmallVector<int64_t> keptShape;
+  // Per target dimension read at a computed index: its loop and the index.
+  SmallVector<std::pair<unsigned, Value>> computed;
+  unsigned numAllLoops = numLoops;
+  llvm::SmallDenseSet<unsigned> used;
+  for (int64_t dim = 0; dim < targetType.getRank(); ++dim) {
+    std::optional<unsigned> loop;
+    if (operand) {
+      AffineExpr expr = op.getMatchingIndexingMap(operand).getResult(dim);
+      if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
+        if (constant.getValue() != 0 || targetType.getDimSize(dim) != 1)
+          return {};
+        dropped.push_back(true);
+        continue;
+      }
+      auto dimExpr = dyn_cast<AffineDimExpr>(expr);
+      if (!dimExpr)
+        return {};
+      loop = dimExpr.getPosition();
+    } else {
+      Value index = extract.getIndices()[dim];
+      if (auto indexOp = index.getDefiningOp<linalg::IndexOp>())
+        loop = indexOp.getDim();
+      else {
+        loop = numAllLoops++;
+        computed.push_back({*loop, index});
+      }
+    }
+    if (!used.insert(*loop).second)
+      return {};
+    dropped.push_back(false);
+    exprs.push_back(getAffineDimExpr(*loop, ctx));
+    keptShape.push_back(targetType.getDimSize(dim));
+  }
+
+  // Operands: the forward inputs, the results (reductions) or inits
+  // (element-wise) for the payload's output arguments, then the adjoints
+  // of the results that have one; the forward maps gain the new loops.
+  auto widen = [&](AffineMap map) {
+    return AffineMap::get(numAllLoops, 0, map.getResults(), ctx);
+  };
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    inputs.push_back(input->get());
+    maps.push_back(widen(op.getMatchingIndexingMap(input)));
+  }
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    inputs.push_back(reduces
+                         ? op->getResult(init.getOperandNumber() - numInputs)
+                         : init.get());
+    maps.push_back(widen(op.getMatchingIndexingMap(&init)));
+  }
+  SmallVector<int64_t> dySlots(numInits, -1);
+  for (unsigned r = 0; r < numInits; ++r) {
+    if (!dys[r])
+      continue;
+    dySlots[r] = inputs.size();
+    inputs.push_back(dys[r]);
+    maps.push_back(widen(op.getIndexingMapMatchingResult(op->getResult(r))));
+  }
+  maps.push_back(AffineMap::get(numAllLoops, 0, exprs, ctx));
+  SmallVector<utils::IteratorType> iterators(numAllLoops,
+                                             utils::IteratorType::reduction);
+  for (unsigned loop : used)
+    iterators[loop] = utils::IteratorType::parallel;
+  auto adjointType =
+      RankedTensorType::get(keptShape, targetType.getElementType());
+  Value init = createFilledTensor(b, loc, adjointType, 0);
+
+  Block *body = op.getBlock();
+  auto buildBody = [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+    IRMapping mapping;
+    for (unsigned i = 0; i < numInputs + numInits; ++i)
+      mapping.map(body->getArgument(i), args[i]);
+    SmallVector<Operation *> cloned;
+    for (Operation &inner : body->without_terminator())
+      cloned.push_back(nb.clone(inner, mapping));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    DenseMap<Value, Value> scalarAdjoints;
+    auto add = [&](Value value, Value adjoint) {
+      if (!adjoint)
+        return;
+      Value &entry = scalarAdjoints[value];
+      entry =
+          entry ? arith::AddFOp::create(b, bodyLoc, entry, adjoint).getResult()
+                : adjoint;
+    };
+    Operation *yield = body->getTerminator();
+    for (unsigned r = 0; r < numInits; ++r) {
+      if (dySlots[r] < 0)
+        continue;
+      Value dy = args[dySlots[r]];
+      if (!reduces) {
+        add(mapping.lookup(yield->getOperand(r)), dy);
+        continue;
+      }
+      Operation *combiner = combiners[r];
+      Value partial =
+          combiner->getOperand(0) == body->getArgument(numInputs + r)
+              ? combiner->getOperand(1)
+              : combiner->getOperand(0);
+      partial = mapping.lookup(partial);
+      if (!isa<arith::AddFOp>(combiner)) {
+        // The elements equal to the maximum (minimum) take its adjoint.
+        Value result = args[numInputs + r];
+        Value isExtreme = arith::CmpFOp::create(
+            b, bodyLoc, arith::CmpFPredicate::OEQ, partial, result);
+        dy = arith::SelectOp::create(b, bodyLoc, isExtreme, dy,
+                                     getConstant(b, bodyLoc, dy.getType(), 0));
+      }
+      add(partial, dy);
+    }
+    for (Operation *inner : llvm::reverse(cloned)) {
+      if (inner->getNumResults() != 1)
+        continue;
+      Value dy = scalarAdjoints.lookup(inner->getResult(0));
+      if (!dy || isa<tensor::ExtractOp>(inner))
+        continue;
+      for (auto [value, adjoint] : llvm::zip(
+               inner->getOperands(), getElementwiseAdjoints(b, inner, dy)))
+        add(value, adjoint);
+    }
+    Value adjoint;
+    if (operand) {
+      adjoint = scalarAdjoints.lookup(args[operand->getOperandNumber()]);
+    } else {
+      // The element of the one-hot loops that this iteration read.
+      Operation *read = mapping.lookup(extract.getOperation());
+      adjoint = scalarAdjoints.lookup(read->getResult(0));
+      if (adjoint)
+        for (auto [loop, index] : computed) {
+          Value position = linalg::IndexOp::create(b, bodyLoc, loop);
+          Value same =
+              arith::CmpIOp::create(b, bodyLoc, arith::CmpIPredicate::eq,
+                                    position, mapping.lookup(index));
+          adjoint = arith::SelectOp::create(
+              b, bodyLoc, same, adjoint,
+              getConstant(b, bodyLoc, adjoint.getType(), 0));
+        }
+    }
+    Value accumulated = args.back();
+    if (adjoint)
+      accumulated = arith::AddFOp::create(b, bodyLoc, accumulated, adjoint);
+    linalg::YieldOp::create(b, bodyLoc, accumulated);
+  };
+  Value adjoint =
+      linalg::GenericOp::create(b, loc, TypeRange{adjointType}, inputs,
+                                ValueRange{init}, maps, iterators, buildBody)
+          .getResult(0);
+  return expandUnitDims(b, loc, adjoint, targetType, dropped);
+}
+
+} // namespace
+
+LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
+  Location loc = loop.getLoc();
+  auto saved = savedIterations.find(loop);
+  if (saved == savedIterations.end())
+    return loop.emitError("sbp-make-train-step: no gradient for a loop "
+                          "without constant bounds or with carried values "
+                          "that are not tensors of static shape");
+  int64_t trips = loop.getStaticTripCount()->getSExtValue();
+  unsigned numCarried = loop.getInitArgs().size();
+  SmallVector<Value> captured;
+  {
+    SetVector<Value> above;
+    getUsedValuesDefinedAbove(loop.getRegion(), above);
+    for (Value value : above) {
+      if (!isVaried(value))
+        continue;
+      if (!isa<RankedTensorType>(value.getType()))
+        return loop.emitError("sbp-make-train-step: no gradient for a "
+                              "scalar that the loop body reads from above");
+      captured.push_back(value);
+    }
+  }
+  // Iter args of the backward loop: the adjoints of the carried values,
+  // then those of the captured tensors, summed over the iterations.
+  SmallVector<Value> iterArgs;
+  for (unsigned k = 0; k < numCarried; ++k) {
+    Value dy = getAdjoint(loop.getResult(k));
+    auto type = cast<RankedTensorType>(loop.getResult(k).getType());
+    iterArgs.push_back(dy ? dy : createFilledTensor(b, loc, type, 0));
+  }
+  for (Value value : captured)
+    iterArgs.push_back(
+        createFilledTensor(b, loc, cast<RankedTensorType>(value.getType()), 0));
+  if (trips == 0) {
+    for (unsigned k = 0; k < numCarried; ++k)
+      accumulate(loop.getInitArgs()[k], getAdjoint(loop.getResult(k)));
+    return success();
+  }
+
+  Block *forwardBody = loop.getBody();
+  LogicalResult status = success();
+  auto buildBody = [&](OpBuilder &nb, Location, Value step, ValueRange args) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    // Iteration trips-1-step, recomputed from the values it started with.
+    Value last = arith::ConstantIndexOp::create(b, loc, trips - 1);
+    Value iteration = arith::SubIOp::create(b, loc, last, step);
+    Value inductionVar = arith::AddIOp::create(
+        b, loc, loop.getLowerBound(),
+        arith::MulIOp::create(b, loc, iteration, loop.getStep()));
+    IRMapping mapping;
+    mapping.map(forwardBody->getArgument(0), inductionVar);
+    SmallVector<Value> seeds(captured);
+    for (unsigned k = 0; k < numCarried; ++k) {
+      auto type = cast<RankedTensorType>(loop.getInitArgs()[k].getType());
+      SmallVector<OpFoldResult> offsets(type.getRank() + 1, b.getIndexAttr(0));
+      offsets[0] = iteration;
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
+      for (int64_t size : type.getShape())
+        sizes.push_back(b.getIndexAttr(size));
+      SmallVector<OpFoldResult> strides(type.getRank() + 1, b.getIndexAttr(1));
+      Value start = tensor::ExtractSliceOp::create(
+          b, loc, type, saved->second[k], offsets, sizes, strides);
+      mapping.map(forwardBody->getArgument(k + 1), start);
+      seeds.push_back(start);
+    }
+    // Loops in the recomputed body are replaced by ones that save their
+    // iterations: what to differentiate is read after prepare().
+    Operation *marker = inductionVar.getDefiningOp();
+    for (Operation &op : forwardBody->without_terminator())
+      b.clone(op, mapping);
+    Differentiator inner(b);
+    inner.prepare(seeds, *b.getInsertionBlock());
+    SmallVector<Operation *> recomputed;
+    for (Operation *op = marker->getNextNode(); op; op = op->getNextNode())
+      if (!llvm::is_contained(seeds,
+                              op->getNumResults() ? op->getResult(0) : Value()))
+        recomputed.push_back(op);
+    Operation *yield = forwardBody->getTerminator();
+    for (unsigned k = 0; k < numCarried; ++k)
+      inner.accumulate(mapping.lookupOrDefault(yield->getOperand(k)), args[k]);
+    if (failed(inner.backpropagate(recomputed)))
+      status = failure();
+    SmallVector<Value> yields;
+    for (unsigned k = 0; k < numCarried; ++k) {
+      Value adjoint = inner.getAdjoint(seeds[captured.size() + k]);
+      yields.push_back(
+          adjoint ? adjoint
+                  : createFilledTensor(
+                        b, loc, cast<RankedTensorType>(args[k].getType()), 0));
+    }
+    for (auto [i, value] : llvm::enumerate(captured)) {
+      Value sum = args[numCarried + i];
+      if (Value adjoint = inner.getAdjoint(value))
+        sum = arith::AddFOp::create(b, loc, sum, adjoint);
+      yields.push_back(sum);
+    }
+    scf::YieldOp::create(b, loc, yields);
+  };
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value count = arith::ConstantIndexOp::create(b, loc, trips);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto backward =
+      scf::ForOp::create(b, loc, zero, count, one, iterArgs, buildBody);
+  if (failed(status))
+    return failure();
+  for (unsigned k = 0; k < numCarried; ++k)
+    accumulate(loop.getInitArgs()[k], backward.getResult(k));
+  for (auto [i, value] : llvm::enumerate(captured))
+    accumulate(value, backward.getResult(numCarried + i));
+  return success();
+}
+
+FailureOr<SmallVector<Value>> sbp::buildGradients(OpBuilder &builder,
+                                                  Block &block, Value loss,
+                                                  ArrayRef<Value> wrt) {
+  Differentiator differentiator(builder);
+  differentiator.prepare(wrt, block);
+  SmallVector<Operation *> forward;
+  for (Operation &op : block.without_terminator())
+    forward.push_back(&op);
+  differentiator.accumulate(
+      loss, getConstant(builder, loss.getLoc(), loss.getType(), 1.0));
+  if (failed(differentiator.backpropagate(forward)))
+    return failure();
+  SmallVector<Value> gradients;
+  for (Value value : wrt) {
+    Value gradient = differentiator.getAdjoint(value);
+    gradients.push_back(
+        gradient
+            ? gradient
+            : createFilledTensor(builder, value.getLoc(),
+                                 cast<RankedTensorType>(value.getType()), 0));
+  }
+  return gradients;
+}
