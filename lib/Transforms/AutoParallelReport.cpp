@@ -93,12 +93,34 @@ void AutoParallelReport::addFunction(
 
   json arguments = json::array();
   using Kind = SearchProblem::NodeKind;
-  for (auto [index, node] : llvm::enumerate(problem.getNodes()))
-    if (node.kind != Kind::Op)
-      arguments.push_back(
-          {{node.kind == Kind::Argument ? "argument" : "result", node.index},
-           {"layout", print(node.layouts[states[index]])},
-           {"parameter", node.isParameter}});
+  // A training step says which arguments are parameters and optimizer
+  // state: their layouts are its data parallelism or ZeRO stage.
+  int64_t params = -1, state = 0;
+  if (auto step = func->getAttrOfType<DictionaryAttr>(
+          SbpDialect::getTrainStepAttrName())) {
+    params = cast<IntegerAttr>(step.get("params")).getInt();
+    state = cast<IntegerAttr>(step.get("state")).getInt();
+  }
+  for (auto [index, node] : llvm::enumerate(problem.getNodes())) {
+    if (node.kind != Kind::Argument)
+      continue;
+    int64_t i = node.index;
+    std::string name = "arg" + std::to_string(i), role;
+    for (StringRef key : {"onnx.name", SbpDialect::getNameAttrName().data()})
+      if (auto attr = func.getArgAttrOfType<StringAttr>(i, key))
+        name = attr.str();
+    if (params < 0)
+      role = node.isParameter ? "parameter" : "input";
+    else
+      role = i < params           ? "parameter"
+             : i < params + state ? "optimizer state"
+                                  : "data";
+    arguments.push_back({{"argument", i},
+                         {"name", name},
+                         {"role", role},
+                         {"layout", print(node.layouts[states[index]])},
+                         {"parameter", node.isParameter}});
+  }
   entry["arguments"] = arguments;
 
   SmallVector<OpCost> perOp;
@@ -220,6 +242,12 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
     row("**chosen**", func["plan"]);
     for (auto &[name, t] : func["references"].items())
       row(name, t);
+    os << "\n| argument | name | role | layout |\n|---|---|---|---|\n";
+    for (const json &arg : func["arguments"])
+      os << "| " << arg["argument"].get<int64_t>() << " | "
+         << arg["name"].get<std::string>() << " | "
+         << arg["role"].get<std::string>() << " | `"
+         << arg["layout"].get<std::string>() << "` |\n";
     os << "\n| op | location | signature | compute ms | communication ms | "
           "memory MiB |\n|---|---|---|---:|---:|---:|\n";
     for (const json &op : func["ops"])

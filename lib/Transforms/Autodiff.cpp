@@ -691,7 +691,8 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
                           "without constant bounds or with carried values "
                           "that are not tensors of static shape");
   int64_t trips = loop.getStaticTripCount()->getSExtValue();
-  unsigned numCarried = loop.getInitArgs().size();
+  // The loop also carries the tapes of what it saves.
+  unsigned numCarried = loop.getInitArgs().size() - saved->second.size();
   SmallVector<Value> captured;
   {
     SetVector<Value> above;
@@ -724,9 +725,20 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
 
   Block *forwardBody = loop.getBody();
   LogicalResult status = success();
-  auto buildBody = [&](OpBuilder &nb, Location, Value step, ValueRange args) {
+  // The body is built in place: differentiating it looks at the regions
+  // around it.
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value count = arith::ConstantIndexOp::create(b, loc, trips);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto backward = scf::ForOp::create(b, loc, zero, count, one, iterArgs);
+  {
+    Block *backwardBody = backward.getBody();
+    if (!backwardBody->empty())
+      backwardBody->getTerminator()->erase();
+    Value step = backward.getInductionVar();
+    ValueRange args = backward.getRegionIterArgs();
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    b.setInsertionPointToEnd(backwardBody);
     // Iteration trips-1-step, recomputed from the values it started with.
     Value last = arith::ConstantIndexOp::create(b, loc, trips - 1);
     Value iteration = arith::SubIOp::create(b, loc, last, step);
@@ -781,12 +793,7 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
       yields.push_back(sum);
     }
     scf::YieldOp::create(b, loc, yields);
-  };
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value count = arith::ConstantIndexOp::create(b, loc, trips);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto backward =
-      scf::ForOp::create(b, loc, zero, count, one, iterArgs, buildBody);
+  }
   if (failed(status))
     return failure();
   for (unsigned k = 0; k < numCarried; ++k)

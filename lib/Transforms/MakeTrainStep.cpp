@@ -395,9 +395,18 @@ void SbpMakeTrainStepPass::runOnOperation() {
                                {NamedAttribute(SbpDialect::getNameAttrName(),
                                                StringAttr::get(ctx, name))});
   };
+  // Arguments keep their attributes; those without a name are named
+  // after their number in the forward function, which the step reorders.
+  auto keptAttrs = [&](int64_t index) {
+    NamedAttrList attrs(forward.getArgAttrDict(index));
+    if (!attrs.get("onnx.name") && !attrs.get(SbpDialect::getNameAttrName()))
+      attrs.set(SbpDialect::getNameAttrName(),
+                StringAttr::get(ctx, nameOf(index)));
+    return attrs.getDictionary(ctx);
+  };
   for (int64_t index : *paramIndices) {
     argTypes.push_back(forward.getArgument(index).getType());
-    argAttrs.push_back(forward.getArgAttrDict(index));
+    argAttrs.push_back(keptAttrs(index));
   }
   int64_t numState = 0;
   if (optimizer == "adamw") {
@@ -415,7 +424,7 @@ void SbpMakeTrainStepPass::runOnOperation() {
     if (!llvm::is_contained(*paramIndices, i)) {
       dataIndices.push_back(i);
       argTypes.push_back(forward.getArgument(i).getType());
-      argAttrs.push_back(forward.getArgAttrDict(i));
+      argAttrs.push_back(keptAttrs(i));
     }
   if (*lossKind == "mse") {
     argTypes.push_back(resultType);

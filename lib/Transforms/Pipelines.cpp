@@ -43,6 +43,8 @@ static void addRankFrontEnd(OpPassManager &pm) {
 static void addBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // A loop over layers yields a tensor it computed, not its iter arg.
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));

@@ -159,6 +159,13 @@ cl::opt<bool> trainFlag(
              "(--sbp-make-train-step) and run --steps steps on one batch "
              "(--input, else synthetic), printing each step's loss"),
     cl::cat(category));
+cl::opt<bool> checkGradientsFlag(
+    "check-gradients",
+    cl::desc("Build the training step's gradients and compare each "
+             "parameter's with central finite differences of the loss along "
+             "a random direction; exit code 1 above --tol (default 1e-6 for "
+             "f64, 2e-2 for f32)"),
+    cl::cat(category));
 cl::opt<int64_t> stepsFlag("steps", cl::desc("Training steps (default 10)"),
                            cl::init(10), cl::cat(category));
 cl::opt<std::string> optimizerFlag("optimizer",
@@ -229,6 +236,13 @@ private:
   int checkPipelineFlags();
   /// Checks --train, --steps, --optimizer, --lr and --loss.
   int checkTrainFlags();
+  /// --check-gradients: runs the step (plain gradient descent with rate 1,
+  /// so that each parameter's update is its gradient) and the loss at
+  /// parameters moved both ways along a random direction.
+  int checkGradients(const EntryPoint &program,
+                     const std::vector<TensorSpec> &args,
+                     const std::vector<TensorSpec> &results,
+                     ExecutionOptions options);
   /// Replaces the entry function by its training step; renumbers the ONNX
   /// weights as its arguments.
   int makeTrainStep();
@@ -278,6 +292,8 @@ private:
   /// A training step's leading arguments that its results update:
   /// parameters, then optimizer state.
   int64_t numParams = 0, numCarried = 0;
+  /// Their names: the ONNX initializer's, else argN of the forward.
+  std::vector<std::string> paramNames;
 };
 
 void Runner::registerDialects() {
@@ -385,10 +401,13 @@ int Runner::searchPlan() {
     options.mesh = joinMesh(mesh);
   // Without --pipeline-stages the search may choose a pipeline, which
   // runs on the host backend.
-  options.pipelineStages =
-      stagesFlag ? stagesFlag.getValue()
-      : backendFlag == "cpu" && !emulateGpuFlag && saveFlag.empty() ? 0
-                                                                    : 1;
+  // Training steps do not run as pipelines yet.
+  options.pipelineStages = stagesFlag ? stagesFlag.getValue()
+                           : backendFlag == "cpu" && !emulateGpuFlag &&
+                                   saveFlag.empty() && !trainFlag &&
+                                   !checkGradientsFlag
+                               ? 0
+                               : 1;
   options.microBatches = microBatchesFlag;
   if (!scheduleFlag.empty())
     options.schedule = scheduleFlag;
@@ -432,7 +451,16 @@ int Runner::checkPipelineFlags() {
 }
 
 int Runner::checkTrainFlags() {
-  if (!trainFlag) {
+  if (checkGradientsFlag) {
+    if (trainFlag || optimizerFlag.getNumOccurrences() ||
+        lrFlag.getNumOccurrences() || stepsFlag.getNumOccurrences())
+      return usage("--check-gradients runs its own steps; it takes no "
+                   "--train, --steps, --optimizer or --lr");
+    if (referenceFlag || benchFlag || !saveFlag.empty() || !outputDir.empty())
+      return usage("--check-gradients prints its own comparison; it takes "
+                   "no --reference, --bench, --save-program or --output-dir");
+  }
+  if (!trainFlag && !checkGradientsFlag) {
     for (cl::Option *flag : std::initializer_list<cl::Option *>{
              &stepsFlag, &optimizerFlag, &lrFlag, &lossFlag})
       if (flag->getNumOccurrences())
@@ -462,13 +490,24 @@ int Runner::makeTrainStep() {
   mlir::sbp::SbpMakeTrainStepPassOptions options;
   options.function = entry.getSymName().str();
   options.loss = lossFlag;
-  options.optimizer = optimizerFlag;
-  options.lr = lrFlag;
+  options.optimizer = checkGradientsFlag ? "sgd" : optimizerFlag.getValue();
+  options.lr = checkGradientsFlag ? 1.0 : lrFlag.getValue();
+  if (checkGradientsFlag)
+    options.weightDecay = 0;
+  // --check-gradients checks the gradient of every float argument.
   std::vector<int64_t> params;
-  for (const mlir::sbp::OnnxWeight &weight : weights)
-    if (isa<FloatType>(
-            getElementTypeOrSelf(entry.getArgument(weight.argument).getType())))
-      params.push_back(weight.argument);
+  auto isFloat = [&](unsigned i) {
+    return isa<FloatType>(getElementTypeOrSelf(entry.getArgument(i).getType()));
+  };
+  if (checkGradientsFlag) {
+    for (unsigned i = 0; i < numArgs; ++i)
+      if (isFloat(i))
+        params.push_back(i);
+  } else {
+    for (const mlir::sbp::OnnxWeight &weight : weights)
+      if (isFloat(weight.argument))
+        params.push_back(weight.argument);
+  }
   llvm::sort(params);
   options.params.assign(params.begin(), params.end());
   PassManager pm(&context);
@@ -483,6 +522,13 @@ int Runner::makeTrainStep() {
       numParams = cast<IntegerAttr>(step.get("params")).getInt();
       numCarried = numParams + cast<IntegerAttr>(step.get("state")).getInt();
     }
+  for (int64_t i = 0; i < numParams; ++i) {
+    auto name = entry.getArgAttrOfType<StringAttr>(i, "onnx.name");
+    if (!name)
+      name = entry.getArgAttrOfType<StringAttr>(
+          i, mlir::sbp::SbpDialect::getNameAttrName());
+    paramNames.push_back(name ? name.str() : "param" + std::to_string(i));
+  }
   // The step's arguments: parameters (in `params` order), state, then the
   // others in their order.
   std::vector<int64_t> renumbered(numArgs, -1);
@@ -723,7 +769,7 @@ int Runner::run() {
     return status;
   if (int status = findEntry())
     return status;
-  if (trainFlag) {
+  if (trainFlag || checkGradientsFlag) {
     if (isPartitioned(*module))
       return usage("--train needs the logical program; " + inputFile +
                    " is already partitioned");
@@ -816,7 +862,7 @@ int Runner::run() {
   options.trace = !traceFlag.empty();
   options.useMpi = commFlag == "mpi" || (commFlag == "nccl" && underMpirun);
   options.useNccl = commFlag == "nccl";
-  if (trainFlag) {
+  if (trainFlag || checkGradientsFlag) {
     options.trainSteps = stepsFlag;
     options.carried = numCarried;
     // The search lays each updated value out as its argument.
@@ -826,6 +872,8 @@ int Runner::run() {
                      entryName + " is not laid out as argument #" +
                      std::to_string(i) + ", which it updates");
   }
+  if (checkGradientsFlag)
+    return checkGradients(*program, args, results, options);
   Execution execution(*program, args, results, options);
   std::vector<NpyArray> outputs;
   if (!execution.run(inputs, outputs, error)) {
@@ -834,6 +882,88 @@ int Runner::run() {
   }
   return finish(execution, outputs, mesh, entryName, backend, *logical,
                 globalArgs, logicalResults);
+}
+
+int Runner::checkGradients(const EntryPoint &program,
+                           const std::vector<TensorSpec> &args,
+                           const std::vector<TensorSpec> &results,
+                           ExecutionOptions options) {
+  options.trainSteps = 1;
+  options.carried = numCarried;
+  bool reporting = true;
+  auto step = [&](const std::vector<NpyArray> &in, std::vector<NpyArray> &out,
+                  double &loss) {
+    Execution execution(program, args, results, options);
+    std::string error;
+    if (!execution.run(in, out, error)) {
+      llvm::errs() << "sbp-run: " << error << "\n";
+      return execution.isUsageError() ? 2 : 3;
+    }
+    reporting = execution.isReportingRank();
+    loss = execution.getLosses().empty() ? 0 : execution.getLosses()[0];
+    return 0;
+  };
+  auto element = [](NpyArray &array, int64_t k) -> double {
+    return array.dtype == SBP_F64
+               ? reinterpret_cast<double *>(array.data.data())[k]
+               : reinterpret_cast<float *>(array.data.data())[k];
+  };
+  auto setElement = [](NpyArray &array, int64_t k, double value) {
+    if (array.dtype == SBP_F64)
+      reinterpret_cast<double *>(array.data.data())[k] = value;
+    else
+      reinterpret_cast<float *>(array.data.data())[k] = value;
+  };
+  std::vector<NpyArray> updated;
+  double loss;
+  if (int status = step(inputs, updated, loss))
+    return status;
+  bool f64 = numParams && inputs[0].dtype == SBP_F64;
+  double epsilon = f64 ? 1e-6 : 1e-2;
+  double tol = tolFlag >= 0 ? tolFlag.getValue() : f64 ? 1e-6 : 2e-2;
+  double worst = 0;
+  std::mt19937_64 rng(seedFlag + 1);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (int64_t i = 0; i < numParams; ++i) {
+    // The update of rate 1 is the gradient; its derivative along v is
+    // <gradient, v>.
+    int64_t n = inputs[i].numElements();
+    std::vector<double> direction(n);
+    double computed = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      direction[k] = uniform(rng);
+      computed +=
+          (element(inputs[i], k) - element(updated[i], k)) * direction[k];
+    }
+    double moved[2];
+    for (int side = 0; side < 2; ++side) {
+      std::vector<NpyArray> shifted = inputs, ignored;
+      for (int64_t k = 0; k < n; ++k)
+        setElement(shifted[i], k,
+                   element(inputs[i], k) +
+                       (side ? -epsilon : epsilon) * direction[k]);
+      if (int status = step(shifted, ignored, moved[side]))
+        return status;
+    }
+    double estimated = (moved[0] - moved[1]) / (2 * epsilon);
+    double scale = std::max(std::abs(estimated), std::abs(computed));
+    double error = scale > 1e-12 ? std::abs(estimated - computed) / scale : 0;
+    worst = std::max(worst, error);
+    if (reporting)
+      llvm::outs() << "gradient " << paramNames[i]
+                   << ": finite_difference=" << llvm::format("%.9g", estimated)
+                   << " computed=" << llvm::format("%.9g", computed)
+                   << " rel_err=" << llvm::format("%.3g", error) << "\n";
+  }
+  if (!reporting)
+    return 0;
+  llvm::outs() << "loss=" << llvm::format("%.9g", loss)
+               << " max_rel_err=" << llvm::format("%.3g", worst) << "\n";
+  if (!(worst <= tol)) {
+    llvm::outs() << "mismatch: max_rel_err above --tol " << tol << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 int Runner::finish(const Execution &execution, std::vector<NpyArray> &outputs,

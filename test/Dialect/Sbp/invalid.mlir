@@ -486,3 +486,58 @@ module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s], mic
 func.func @pipeline_on_func() attributes {sbp.pipeline = {}} {
   return
 }
+
+// -----
+
+// expected-error@+1 {{'sbp.train_step' needs optimizer = "sgd" or "adamw"}}
+func.func @train_optimizer(%p: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) attributes {sbp.train_step = {optimizer = "adam", params = 1 : i64, state = 0 : i64}} {
+  %l = arith.constant dense<0.0> : tensor<f32>
+  return %p, %l : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// expected-error@+1 {{'sbp.train_step' needs non-negative integers params and state}}
+func.func @train_counts(%p: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) attributes {sbp.train_step = {optimizer = "sgd", params = -1 : i64, state = 0 : i64}} {
+  %l = arith.constant dense<0.0> : tensor<f32>
+  return %p, %l : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// expected-error@+1 {{'sbp.train_step' names 2 parameters and states but the function has 1 arguments}}
+func.func @train_args(%p: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) attributes {sbp.train_step = {optimizer = "sgd", params = 2 : i64, state = 0 : i64}} {
+  %l = arith.constant dense<0.0> : tensor<f32>
+  return %p, %l : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// expected-error@+1 {{'sbp.train_step' needs 2 results (the updated parameters and states, then the loss), not 1}}
+func.func @train_results(%p: tensor<4xf32>) -> tensor<4xf32> attributes {sbp.train_step = {optimizer = "sgd", params = 1 : i64, state = 0 : i64}} {
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'sbp.train_step' needs result #0 of the type of argument #0 ('tensor<4xf32>'), not 'tensor<2xf32>'}}
+func.func @train_types(%p: tensor<4xf32>) -> (tensor<2xf32>, tensor<f32>) attributes {sbp.train_step = {optimizer = "sgd", params = 1 : i64, state = 0 : i64}} {
+  %s = tensor.extract_slice %p[0] [2] [1] : tensor<4xf32> to tensor<2xf32>
+  %l = arith.constant dense<0.0> : tensor<f32>
+  return %s, %l : tensor<2xf32>, tensor<f32>
+}
+
+// -----
+
+// expected-error@+1 {{'sbp.train_step' needs a loss result of type tensor<float>, not 'tensor<2xf32>'}}
+func.func @train_loss(%p: tensor<4xf32>) -> (tensor<4xf32>, tensor<2xf32>) attributes {sbp.train_step = {optimizer = "sgd", params = 1 : i64, state = 0 : i64}} {
+  %l = arith.constant dense<0.0> : tensor<2xf32>
+  return %p, %l : tensor<4xf32>, tensor<2xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'sbp.name' on argument #0 must be a string}}
+func.func @name(%p: tensor<4xf32> {sbp.name = 3 : i64}) {
+  return
+}

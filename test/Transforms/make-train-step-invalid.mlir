@@ -1,0 +1,74 @@
+// RUN: sbp-opt %s --sbp-make-train-step=params=0,1 -split-input-file -verify-diagnostics
+
+// expected-error@+1 {{sbp-make-train-step: @dynamic has the dynamic type 'tensor<?x4xf32>'; a training step needs static shapes}}
+func.func @dynamic(%x: tensor<?x4xf32>, %w: tensor<4xf32>) -> tensor<?x4xf32> {
+  return %x : tensor<?x4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{sbp-make-train-step: the function returns nothing to make a loss from}}
+func.func @nothing(%x: tensor<4xf32>, %w: tensor<4xf32>) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{sbp-make-train-step: the first result is not a float tensor, so no loss can be made from it}}
+func.func @integer(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xi32> {
+  %i = arith.fptosi %x : tensor<4xf32> to tensor<4xi32>
+  return %i : tensor<4xi32>
+}
+
+// -----
+
+#id = affine_map<(i) -> (i)>
+func.func @atan(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    // expected-error@+1 {{sbp-make-train-step: no gradient rule for 'math.atan' in the payload of 'linalg.generic'}}
+    %t = math.atan %a : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @pad(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<6xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-error@+1 {{sbp-make-train-step: no gradient rule for 'tensor.pad'}}
+  %p = tensor.pad %w low[1] high[1] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<4xf32> to tensor<6xf32>
+  return %p : tensor<6xf32>
+}
+
+// -----
+
+// The input of a convolution is read at h + kh: no map to accumulate its
+// gradient through.
+func.func @conv(%x: tensor<1x8x8x2xf32>, %k: tensor<3x3x2x4xf32>) -> tensor<1x6x6x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x6x6x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  // expected-error@+1 {{sbp-make-train-step: no gradient for operand #0, whose indexing map}}
+  %y = linalg.conv_2d_nhwc_hwcf ins(%x, %k : tensor<1x8x8x2xf32>, tensor<3x3x2x4xf32>) outs(%z : tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  return %y : tensor<1x6x6x4xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @max_init(%x: tensor<4x8xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{sbp-make-train-step: no gradient for the init of a max or min reduction}}
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%w : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %m : tensor<4xf32>
+}

@@ -1,0 +1,93 @@
+// RUN: sbp-opt %s --sbp-make-train-step="optimizer=sgd lr=0.5" -split-input-file | FileCheck %s
+// RUN: sbp-opt %s --sbp-make-train-step -split-input-file | FileCheck %s --check-prefix=ADAMW
+
+// The gradient of a matmul's weight is a contraction over the batch (a
+// reduction loop the search can split: P(sum), then the boxing to the
+// weight's layout); the parameters come first, the batch and the added
+// mse target after; SGD updates in one element-wise op.
+// CHECK-LABEL: func.func @mlp_train_step(
+// CHECK-SAME: %[[W:.*]]: tensor<16x4xf32> {sbp.name = "arg1"}, %[[X:.*]]: tensor<8x16xf32> {sbp.name = "arg0"}, %[[T:.*]]: tensor<8x4xf32> {sbp.name = "target"})
+// CHECK-SAME: -> (tensor<16x4xf32>, tensor<f32>)
+// CHECK-SAME: sbp.train_step = {optimizer = "sgd", params = 1 : i64, state = 0 : i64}
+// CHECK: %[[LR:.*]] = arith.constant 5.000000e-01
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[X]], %[[W]]
+// CHECK: %[[LOSS:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]
+// CHECK: %[[DY:.*]] = linalg.generic
+// CHECK: %[[DW:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[X]], %[[DY]] : tensor<8x16xf32>, tensor<8x4xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[W]], %[[DW]]
+// CHECK: arith.mulf %{{.*}}, %[[LR]]
+// CHECK: return %[[NEW]], %[[LOSS]]
+
+// ADAMW-LABEL: func.func @mlp_train_step(
+// ADAMW-SAME: {sbp.name = "arg1.m"}
+// ADAMW-SAME: {sbp.name = "arg1.v"}
+// ADAMW-SAME: tensor<f32> {sbp.name = "step"}
+// ADAMW-SAME: sbp.train_step = {optimizer = "adamw", params = 1 : i64, state = 3 : i64}
+// ADAMW: math.powf
+// ADAMW: %{{.*}}:3 = linalg.generic
+// ADAMW: math.sqrt
+// ADAMW: } -> (tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>)
+func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%z : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+// Integer tokens make the loss a cross-entropy against integer labels;
+// the embedding's gradient is a one-hot contraction over its rows.
+// CHECK-LABEL: func.func @lm_train_step(
+// CHECK-SAME: %{{.*}}: tensor<2x3xi64> {sbp.name = "labels"})
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: math.log
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction", "parallel", "parallel"]
+// CHECK: linalg.index 3
+// CHECK: arith.cmpi eq
+#tok = affine_map<(b, s, d) -> (b, s)>
+#out = affine_map<(b, s, d) -> (b, s, d)>
+func.func @lm(%ids: tensor<2x3xi64>, %table: tensor<5x4xf32>) -> tensor<2x3x4xf32> {
+  %e = tensor.empty() : tensor<2x3x4xf32>
+  %g = linalg.generic {indexing_maps = [#tok, #out], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : tensor<2x3xi64>) outs(%e : tensor<2x3x4xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %row = arith.index_cast %id : i64 to index
+    %col = linalg.index 2 : index
+    %v = tensor.extract %table[%row, %col] : tensor<5x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x3x4xf32>
+  return %g : tensor<2x3x4xf32>
+}
+
+// -----
+
+// A loop over layers saves the value each iteration starts from and runs
+// backwards, recomputing each iteration's body from it.
+// CHECK-LABEL: func.func @layers_train_step(
+// CHECK: %[[SAVED:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<4x8xf32>, tensor<2x4x8xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<4x8xf32> into tensor<2x4x8xf32>
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[SAVED]]#1[%{{.*}}, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<2x4x8xf32> to tensor<4x8xf32>
+// CHECK: linalg.matmul
+// CHECK: math.tanh
+// CHECK: scf.yield
+func.func @layers(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<1xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%h = %x) -> (tensor<4x8xf32>) {
+    %e = tensor.empty() : tensor<4x8xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %y = linalg.matmul ins(%h, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %t = math.tanh %y : tensor<4x8xf32>
+    scf.yield %t : tensor<4x8xf32>
+  }
+  %s = tensor.extract_slice %r[0, 0] [1, 1] [1, 1] : tensor<4x8xf32> to tensor<1xf32>
+  return %s : tensor<1xf32>
+}
