@@ -15,11 +15,13 @@
 #include "sbp/Transforms/AutoParallelReport.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Propagation.h"
+#include "sbp/Transforms/Recomputation.h"
 #include "sbp/Transforms/SearchProblem.h"
 #include "sbp/Transforms/StagePlanner.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <chrono>
 #include <cmath>
+#include <numeric>
 
 namespace mlir {
 namespace sbp {
@@ -111,6 +113,13 @@ private:
   };
   FailureOr<Searched> searchFunction(FunctionOpInterface func, MeshOp mesh,
                                      const CostModel &model, double limit);
+  /// A training step's search when no plan fits without recomputation:
+  /// copies of `func` recomputing more and more forward segments until one
+  /// fits; the copy that fits replaces `func`. `recomputed` gets the
+  /// number of segments and of the ops copied.
+  FailureOr<Searched>
+  searchRecomputing(func::FuncOp &func, MeshOp mesh, const CostModel &model,
+                    double limit, std::pair<int64_t, int64_t> &recomputed);
 
   Clock::time_point start;
   /// Whether resolveMesh made the mesh (rather than finding it).
@@ -191,6 +200,58 @@ auto SbpAutoParallelPass::searchFunction(FunctionOpInterface func, MeshOp mesh,
   double seconds =
       std::chrono::duration<double>(Clock::now() - funcStart).count();
   return Searched{std::move(*problem), std::move(plan), leastMemory, seconds};
+}
+
+auto SbpAutoParallelPass::searchRecomputing(
+    func::FuncOp &func, MeshOp mesh, const CostModel &model, double limit,
+    std::pair<int64_t, int64_t> &recomputed) -> FailureOr<Searched> {
+  ForwardSegments segments = getForwardSegments(func, recomputeSegments);
+  // The segments keeping the most bytes for the backward pass go first.
+  SmallVector<int64_t> order(segments.segments.size());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(order, [&](int64_t a, int64_t b) {
+    return segments.savedBytes[a] > segments.savedBytes[b];
+  });
+  std::optional<Searched> last;
+  for (size_t count = 1; count <= order.size(); ++count) {
+    if (segments.savedBytes[order[count - 1]] == 0)
+      break;
+    progress(func.getName(),
+             llvm::formatv("recomputing {0} of {1} forward segments", count,
+                           order.size()));
+    OpBuilder builder(func);
+    builder.setInsertionPointAfter(func);
+    auto copy = cast<func::FuncOp>(builder.clone(*func));
+    copy.setName((func.getName() + "_recomputing").str());
+    ForwardSegments copySegments = getForwardSegments(copy, recomputeSegments);
+    DenseSet<Operation *> copies;
+    int64_t copied = 0;
+    for (size_t k = 0; k < count; ++k)
+      copied += recomputeSegment(copy, copySegments, order[k], copies);
+    FailureOr<Searched> searched = searchFunction(copy, mesh, model, limit);
+    if (failed(searched)) {
+      copy.erase();
+      return failure();
+    }
+    if (succeeded(searched->plan)) {
+      StringAttr name = func.getSymNameAttr();
+      func.erase();
+      copy.setName(name);
+      func = copy;
+      recomputed = {int64_t(count), copied};
+      return std::move(*searched);
+    }
+    if (!last || searched->leastMemory < last->leastMemory)
+      last.emplace(std::move(*searched));
+    copy.erase();
+  }
+  if (!last)
+    return searchFunction(func, mesh, model, limit);
+  // No copy fits: report the least memory found.
+  FailureOr<Searched> plain = searchFunction(func, mesh, model, limit);
+  if (succeeded(plain))
+    plain->leastMemory = std::min(plain->leastMemory, last->leastMemory);
+  return plain;
 }
 
 FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
@@ -336,7 +397,8 @@ void SbpAutoParallelPass::runOnOperation() {
       return;
     }
   }
-  for (auto func : module.getOps<FunctionOpInterface>()) {
+  // Recomputation may replace a function: iterate over a list.
+  for (auto func : llvm::to_vector(module.getOps<FunctionOpInterface>())) {
     if (func.isExternal())
       continue;
     // The search tryPipeline made for this function stands.
@@ -348,6 +410,17 @@ void SbpAutoParallelPass::runOnOperation() {
       if (failed(fresh))
         return signalPassFailure();
       searched = std::move(*fresh);
+    }
+    std::pair<int64_t, int64_t> recomputed = {0, 0};
+    auto step = dyn_cast<func::FuncOp>(func.getOperation());
+    if (failed(searched->plan) && step && recomputeSegments > 0 &&
+        step->hasAttr(SbpDialect::getTrainStepAttrName())) {
+      FailureOr<Searched> retried =
+          searchRecomputing(step, *meshOp, *model, limit, recomputed);
+      if (failed(retried))
+        return signalPassFailure();
+      searched = std::move(*retried);
+      func = step;
     }
     SearchProblem *problem = &searched->problem;
     FailureOr<Plan> &plan = searched->plan;
@@ -370,6 +443,9 @@ void SbpAutoParallelPass::runOnOperation() {
       writer.addFunction(func, *problem, plan->states, plan->cost,
                          plan->solution, plan->solves, seconds,
                          priceReferences(*problem, timeLimit));
+      if (recomputed.first)
+        writer.setRecomputation(recomputed.first, recomputeSegments,
+                                recomputed.second);
     }
     problem->record(plan->states);
     if (failed(propagateLayouts(func, *meshOp, /*maxSweeps=*/8)))

@@ -138,6 +138,12 @@ void AutoParallelReport::addFunction(
   impl->root["functions"].push_back(entry);
 }
 
+void AutoParallelReport::setRecomputation(int64_t segments, int64_t of,
+                                          int64_t ops) {
+  impl->root["functions"].back()["recomputation"] = {
+      {"segments", segments}, {"of", of}, {"ops_copied", ops}};
+}
+
 void AutoParallelReport::setPipeline(const PipelinePlan &plan,
                                      double singleStepTime) {
   json stages = json::array();
@@ -242,6 +248,13 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
     row("**chosen**", func["plan"]);
     for (auto &[name, t] : func["references"].items())
       row(name, t);
+    if (func.contains("recomputation")) {
+      const json &r = func["recomputation"];
+      os << "\nRecomputed in the backward pass to fit the memory limit: "
+         << r["segments"].get<int64_t>() << " of " << r["of"].get<int64_t>()
+         << " forward segments (" << r["ops_copied"].get<int64_t>()
+         << " ops copied).\n";
+    }
     os << "\n| argument | name | role | layout |\n|---|---|---|---|\n";
     for (const json &arg : func["arguments"])
       os << "| " << arg["argument"].get<int64_t>() << " | "

@@ -30,6 +30,10 @@ public:
                    const Solution &solution, unsigned solves, double seconds,
                    ArrayRef<std::pair<std::string, PlanCost>> references);
 
+  /// Notes that the last function added recomputes `segments` of its
+  /// `of` forward segments in the backward pass, copying `ops` ops.
+  void setRecomputation(int64_t segments, int64_t of, int64_t ops);
+
   /// Adds the pipeline the search chose, and the predicted step of the
   /// best plan without stages (+inf when none fits or none was priced).
   void setPipeline(const PipelinePlan &plan, double singleStepTime);

@@ -119,6 +119,18 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     `report=` adds the stages, their predicted times, memory and bubble;
     `timeline=FILE.svg` draws the predicted schedule.
 
+    A training step (`sbp.train_step`, see `sbp-make-train-step`) hands back
+    each updated parameter and optimizer state in the layout of its
+    argument: one choice for both, so data parallelism, ZeRO-style sharding
+    of the state and the parameters, and the gradient's boxing into them
+    are all priced by this search. When no plan fits the memory limit, the
+    search recomputes forward activations instead of keeping them for the
+    backward pass (Chen et al. 2016): the forward pass is cut into
+    `recompute-segments` segments of balanced work, and segments are
+    recomputed, those keeping the most bytes first, until a plan fits; the
+    copies are real ops, so their compute is in the plan's price, and the
+    report says how many segments were recomputed.
+
     Constraints: the cluster preset or file exists and is complete; the mesh
     has as many devices as the cluster (any number on a `host_cores`
     cluster) and matches the annotations' mesh; the memory limit parses and
@@ -129,6 +141,10 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     `schedule` is `1f1b` or `gpipe`.
   }];
   let options = [
+    Option<"recomputeSegments", "recompute-segments", "int64_t",
+           /*default=*/"8",
+           "Training steps: forward segments the search may recompute to "
+           "fit the memory limit (0: none)">,
     Option<"cluster", "cluster", "std::string", /*default=*/"\"cpu-local\"",
            "Cluster preset (cpu-local, dgx-a100-8, dgx-h100-8, h200-8, "
            "<preset>x<nodes>) or JSON file">,
