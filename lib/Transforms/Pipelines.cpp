@@ -33,6 +33,8 @@ static void addRankFrontEnd(OpPassManager &pm) {
   pm.addPass(createSbpLowerCollectivesPass());
   pm.addPass(createSbpStripPass());
   OpPassManager &funcs = pm.nest<func::FuncOp>();
+  // Before fusion, which would make a product part of a bigger generic.
+  funcs.addPass(createSbpSpecializeContractionsPass());
   funcs.addPass(createConvertElementwiseToLinalgPass());
   funcs.addPass(createSbpFuseElementwisePass());
 }

@@ -123,6 +123,11 @@ bool hasFusableConsumer(linalg::MatmulOp matmul) {
       consumer.getNumParallelLoops() != 2 ||
       consumer.getResultTypes()[0] != result.getType())
     return false;
+  // A sum of two products (gradients add up) fuses into one of them only.
+  if (llvm::count_if(consumer->getOperands(), [](Value operand) {
+        return operand.getDefiningOp<linalg::MatmulOp>();
+      }) != 1)
+    return false;
   return llvm::all_of(consumer.getIndexingMapsArray(),
                       [](AffineMap map) {
                         return map.isProjectedPermutation() &&

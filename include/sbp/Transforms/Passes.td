@@ -611,6 +611,25 @@ def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
   }];
 }
 
+def SbpSpecializeContractionsPass
+    : Pass<"sbp-specialize-contractions", "func::FuncOp"> {
+  let summary = "Turn generic matrix products into linalg.matmul";
+  let description = [{
+    A `linalg.generic` that computes `C(m, n) += A * B` over three loops,
+    with `A` and `B` read in any order of their two loops (a product with a
+    transposed operand, as gradients of matmuls are), becomes
+    `linalg.transpose` of the operands that need it and a `linalg.matmul`,
+    which the CPU lowering tiles and vectorizes or hands to BLAS and the
+    GPU lowering to cuBLAS. A transpose moves `O(n^2)` elements for an
+    `O(n^3)` product. Upstream's `linalg-specialize-generic-ops` does not
+    transpose and builds an invalid matmul from such products.
+
+    The body must be exactly a multiplication of the two inputs added to
+    the output (floats of one type); other generics are left alone.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
 def SbpFuseElementwisePass : Pass<"sbp-fuse-elementwise", "func::FuncOp"> {
   let summary = "Fuse element-wise producers into consumers without "
                 "recomputing them";
