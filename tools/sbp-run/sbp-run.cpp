@@ -982,9 +982,19 @@ int Runner::finish(const Execution &execution, std::vector<NpyArray> &outputs,
                << formatShape(ranMesh) << ", "
                << (backend == Backend::Cuda ? "cuda, " : "") << commFlag
                << ")\n";
-  for (size_t r = 0; r < outputs.size(); ++r)
-    llvm::outs() << "result" << r << ": " << dtypeName(outputs[r].dtype) << " "
-                 << formatShape(outputs[r].shape) << "\n";
+  if (trainFlag) {
+    // The results are the trained values: say how many, not each.
+    int64_t values = 0;
+    for (int64_t r = 0; r < numParams; ++r)
+      values += outputs[r].numElements();
+    llvm::outs() << "trained " << numParams << " parameters (" << values
+                 << " values) and " << numCarried - numParams
+                 << " optimizer states, " << optimizerFlag << "\n";
+  } else {
+    for (size_t r = 0; r < outputs.size(); ++r)
+      llvm::outs() << "result" << r << ": " << dtypeName(outputs[r].dtype)
+                   << " " << formatShape(outputs[r].shape) << "\n";
+  }
   for (auto [step, loss] : llvm::enumerate(execution.getLosses()))
     llvm::outs() << "step=" << step + 1
                  << " loss=" << llvm::format("%.7g", loss) << "\n";
