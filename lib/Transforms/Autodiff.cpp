@@ -194,6 +194,20 @@ Value expandUnitDims(OpBuilder &b, Location loc, Value value,
   return tensor::ExpandShapeOp::create(b, loc, type, value, groups);
 }
 
+/// Where a loop keeps the value of `type` that iteration `iteration`
+/// started from: row `iteration` of a tensor with one more leading dimension.
+struct IterationSlice {
+  IterationSlice(OpBuilder &b, OpFoldResult iteration, RankedTensorType type)
+      : offsets(type.getRank() + 1, b.getIndexAttr(0)),
+        strides(type.getRank() + 1, b.getIndexAttr(1)) {
+    offsets[0] = iteration;
+    sizes.push_back(b.getIndexAttr(1));
+    for (int64_t size : type.getShape())
+      sizes.push_back(b.getIndexAttr(size));
+  }
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+
 class Differentiator {
 public:
   explicit Differentiator(OpBuilder &builder) : b(builder) {}
@@ -312,14 +326,9 @@ scf::ForOp Differentiator::saveIterations(scf::ForOp loop) {
     for (auto [carried, tape] :
          llvm::zip(body->getArguments().slice(1, numCarried), tapeArgs)) {
       auto type = cast<RankedTensorType>(carried.getType());
-      SmallVector<OpFoldResult> offsets(type.getRank() + 1, nb.getIndexAttr(0));
-      offsets[0] = iteration;
-      SmallVector<OpFoldResult> sizes = {nb.getIndexAttr(1)};
-      for (int64_t size : type.getShape())
-        sizes.push_back(nb.getIndexAttr(size));
-      SmallVector<OpFoldResult> strides(type.getRank() + 1, nb.getIndexAttr(1));
-      saved.push_back(tensor::InsertSliceOp::create(nb, loc, carried, tape,
-                                                    offsets, sizes, strides));
+      IterationSlice slice(nb, iteration, type);
+      saved.push_back(tensor::InsertSliceOp::create(
+          nb, loc, carried, tape, slice.offsets, slice.sizes, slice.strides));
     }
     return saved;
   };
@@ -750,14 +759,10 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
     SmallVector<Value> seeds(captured);
     for (unsigned k = 0; k < numCarried; ++k) {
       auto type = cast<RankedTensorType>(loop.getInitArgs()[k].getType());
-      SmallVector<OpFoldResult> offsets(type.getRank() + 1, b.getIndexAttr(0));
-      offsets[0] = iteration;
-      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
-      for (int64_t size : type.getShape())
-        sizes.push_back(b.getIndexAttr(size));
-      SmallVector<OpFoldResult> strides(type.getRank() + 1, b.getIndexAttr(1));
+      IterationSlice slice(b, iteration, type);
       Value start = tensor::ExtractSliceOp::create(
-          b, loc, type, saved->second[k], offsets, sizes, strides);
+          b, loc, type, saved->second[k], slice.offsets, slice.sizes,
+          slice.strides);
       mapping.map(forwardBody->getArgument(k + 1), start);
       seeds.push_back(start);
     }

@@ -275,8 +275,7 @@ SbpMakeTrainStepPass::buildUpdate(OpBuilder &b, Location loc, ValueRange params,
     SmallVector<AffineMap> maps = {id, id};
     int64_t results = 1;
     if (adam) {
-      Value casts[2] = {correction1, correction2};
-      inputs.append({state[2 * i], state[2 * i + 1], casts[0], casts[1]});
+      inputs.append({state[2 * i], state[2 * i + 1], correction1, correction2});
       maps.append({id, id, scalar, scalar});
       results = 3;
     }
