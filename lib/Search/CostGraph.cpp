@@ -311,25 +311,38 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
   }
   double scale = largest > 0 ? 1e6 / largest : 1;
 
-  Cbc_Model *model = Cbc_newModel();
-  Cbc_setLogLevel(model, 0);
+  // The problem is built whole and loaded at once: adding rows one by one
+  // copies the matrix each time, which dominated large searches.
+  std::vector<double> objective;
+  // Per column, its (row, coefficient) entries.
+  std::vector<std::vector<std::pair<int, double>>> entries;
+  std::vector<double> rowBound;
   std::vector<int> firstColumn(costs.size(), -1);
-  int columns = 0;
+  auto addColumn = [&](double cost) {
+    objective.push_back(cost * scale);
+    entries.emplace_back();
+    return int(objective.size()) - 1;
+  };
+  auto addRow = [&](const std::vector<int> &cols,
+                    const std::vector<double> &coefs, double rhs) {
+    int row = rowBound.size();
+    rowBound.push_back(rhs);
+    for (auto [col, coef] : llvm::zip(cols, coefs))
+      entries[col].push_back({row, coef});
+  };
   // x[node][state]: binary, one per node.
   for (unsigned node : core) {
-    firstColumn[node] = columns;
-    const Table &c = pool.get(costs[node]);
-    for (double value : c.values) {
-      Cbc_addCol(model, "", 0, 1, value * scale, 1, 0, nullptr, nullptr);
-      ++columns;
-    }
+    firstColumn[node] = objective.size();
+    for (double value : pool.get(costs[node]).values)
+      addColumn(value);
   }
+  int numBinary = objective.size();
   for (unsigned node : core) {
     std::vector<int> cols;
     for (unsigned s = 0; s < numStates(node); ++s)
       cols.push_back(firstColumn[node] + s);
     std::vector<double> ones(cols.size(), 1);
-    Cbc_addRow(model, "", cols.size(), cols.data(), ones.data(), 'E', 1);
+    addRow(cols, ones, 1);
   }
   // y[edge][i][j] in [0, 1] with the marginals of x: integral x force y to
   // their product.
@@ -339,11 +352,9 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
         continue;
       ++stats.coreEdges;
       const Table &table = pool.get(tableId);
-      int first = columns;
-      for (double value : table.values) {
-        Cbc_addCol(model, "", 0, 1, value * scale, 0, 0, nullptr, nullptr);
-        ++columns;
-      }
+      int first = objective.size();
+      for (double value : table.values)
+        addColumn(value);
       // sum_j y[i][j] = x[u][i] and sum_i y[i][j] = x[v][j].
       auto marginal = [&](int start, unsigned count, unsigned stride,
                           int xColumn) {
@@ -353,13 +364,31 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
           cols.push_back(start + k * stride);
         cols.push_back(xColumn);
         coefs.push_back(-1);
-        Cbc_addRow(model, "", cols.size(), cols.data(), coefs.data(), 'E', 0);
+        addRow(cols, coefs, 0);
       };
       for (unsigned i = 0; i < table.rows; ++i)
         marginal(first + i * table.cols, table.cols, 1, firstColumn[u] + i);
       for (unsigned j = 0; j < table.cols; ++j)
         marginal(first + j, table.rows, table.cols, firstColumn[v] + j);
     }
+  std::vector<CoinBigIndex> start = {0};
+  std::vector<int> index;
+  std::vector<double> value;
+  for (const auto &column : entries) {
+    for (auto [row, coef] : column) {
+      index.push_back(row);
+      value.push_back(coef);
+    }
+    start.push_back(index.size());
+  }
+  std::vector<double> lower(objective.size(), 0), upper(objective.size(), 1);
+  Cbc_Model *model = Cbc_newModel();
+  Cbc_setLogLevel(model, 0);
+  Cbc_loadProblem(model, objective.size(), rowBound.size(), start.data(),
+                  index.data(), value.data(), lower.data(), upper.data(),
+                  objective.data(), rowBound.data(), rowBound.data());
+  for (int col = 0; col < numBinary; ++col)
+    Cbc_setInteger(model, col);
   Cbc_setMaximumSeconds(model, timeLimit);
   Cbc_solve(model);
   bool optimal = Cbc_isProvenOptimal(model);
