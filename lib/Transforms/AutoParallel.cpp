@@ -115,11 +115,13 @@ private:
                                      const CostModel &model, double limit);
   /// A training step's search when no plan fits without recomputation:
   /// copies of `func` recomputing more and more forward segments until one
-  /// fits; the copy that fits replaces `func`. `recomputed` gets the
-  /// number of segments and of the ops copied.
-  FailureOr<Searched>
-  searchRecomputing(func::FuncOp &func, MeshOp mesh, const CostModel &model,
-                    double limit, std::pair<int64_t, int64_t> &recomputed);
+  /// fits; the copy that fits replaces `func` and its search `searched`,
+  /// else `searched` only learns the least memory a copy needed.
+  /// `recomputed` gets the number of segments and of the ops copied.
+  LogicalResult searchRecomputing(func::FuncOp &func, MeshOp mesh,
+                                  const CostModel &model, double limit,
+                                  Searched &searched,
+                                  std::pair<int64_t, int64_t> &recomputed);
 
   Clock::time_point start;
   /// Whether resolveMesh made the mesh (rather than finding it).
@@ -202,9 +204,9 @@ auto SbpAutoParallelPass::searchFunction(FunctionOpInterface func, MeshOp mesh,
   return Searched{std::move(*problem), std::move(plan), leastMemory, seconds};
 }
 
-auto SbpAutoParallelPass::searchRecomputing(
+LogicalResult SbpAutoParallelPass::searchRecomputing(
     func::FuncOp &func, MeshOp mesh, const CostModel &model, double limit,
-    std::pair<int64_t, int64_t> &recomputed) -> FailureOr<Searched> {
+    Searched &searched, std::pair<int64_t, int64_t> &recomputed) {
   ForwardSegments segments = getForwardSegments(func, recomputeSegments);
   // The segments keeping the most bytes for the backward pass go first.
   SmallVector<int64_t> order(segments.segments.size());
@@ -212,7 +214,6 @@ auto SbpAutoParallelPass::searchRecomputing(
   llvm::stable_sort(order, [&](int64_t a, int64_t b) {
     return segments.savedBytes[a] > segments.savedBytes[b];
   });
-  std::optional<Searched> last;
   for (size_t count = 1; count <= order.size(); ++count) {
     if (segments.savedBytes[order[count - 1]] == 0)
       break;
@@ -228,30 +229,24 @@ auto SbpAutoParallelPass::searchRecomputing(
     int64_t copied = 0;
     for (size_t k = 0; k < count; ++k)
       copied += recomputeSegment(copy, copySegments, order[k], copies);
-    FailureOr<Searched> searched = searchFunction(copy, mesh, model, limit);
-    if (failed(searched)) {
+    FailureOr<Searched> attempt = searchFunction(copy, mesh, model, limit);
+    if (failed(attempt)) {
       copy.erase();
       return failure();
     }
-    if (succeeded(searched->plan)) {
+    if (succeeded(attempt->plan)) {
       StringAttr name = func.getSymNameAttr();
       func.erase();
       copy.setName(name);
       func = copy;
       recomputed = {int64_t(count), copied};
-      return std::move(*searched);
+      searched = std::move(*attempt);
+      return success();
     }
-    if (!last || searched->leastMemory < last->leastMemory)
-      last.emplace(std::move(*searched));
+    searched.leastMemory = std::min(searched.leastMemory, attempt->leastMemory);
     copy.erase();
   }
-  if (!last)
-    return searchFunction(func, mesh, model, limit);
-  // No copy fits: report the least memory found.
-  FailureOr<Searched> plain = searchFunction(func, mesh, model, limit);
-  if (succeeded(plain))
-    plain->leastMemory = std::min(plain->leastMemory, last->leastMemory);
-  return plain;
+  return success();
 }
 
 FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
@@ -415,11 +410,9 @@ void SbpAutoParallelPass::runOnOperation() {
     auto step = dyn_cast<func::FuncOp>(func.getOperation());
     if (failed(searched->plan) && step && recomputeSegments > 0 &&
         step->hasAttr(SbpDialect::getTrainStepAttrName())) {
-      FailureOr<Searched> retried =
-          searchRecomputing(step, *meshOp, *model, limit, recomputed);
-      if (failed(retried))
+      if (failed(searchRecomputing(step, *meshOp, *model, limit, *searched,
+                                   recomputed)))
         return signalPassFailure();
-      searched = std::move(*retried);
       func = step;
     }
     SearchProblem *problem = &searched->problem;
