@@ -417,6 +417,9 @@ int Runner::searchPlan() {
       return status;
     options.mesh = joinMesh(pipelineMesh);
   }
+  // The search may replace the function (a training step that recomputes
+  // activations): look it up again by name afterwards.
+  std::string entryName = entry.getSymName().str();
   PassManager pm(&context);
   pm.addPass(mlir::sbp::createSbpAutoParallelPass(options));
   if (failed(pm.run(*module)))
@@ -426,7 +429,7 @@ int Runner::searchPlan() {
     return 0;
   for (auto meshOp : module->getOps<mlir::sbp::MeshOp>())
     mesh.assign(meshOp.getShape().begin(), meshOp.getShape().end());
-  entry = module->lookupSymbol<func::FuncOp>(entry.getSymName());
+  entry = module->lookupSymbol<func::FuncOp>(entryName);
   return 0;
 }
 
