@@ -6,19 +6,28 @@ Each layer: RMS norm, Q/K/V projections, multi-head attention with a
 softmax, the output projection and a residual; RMS norm, an MLP of width
 4h with a ReLU, and a residual. Activations are [batch * seq, hidden] f32;
 weights are function arguments (wq, wk, wv, wo: h x h; w1: h x 4h;
-w2: 4h x h), so one layer holds 12 h^2 parameters.
+w2: 4h x h), so one layer holds 12 h^2 parameters. `--vocab V` takes
+tokens, embeds them and returns logits; `--loop` writes the layers as one
+scf.for over weights stacked [layers, ...].
 
   gen_gpt.py --hidden 12288 --heads 96 --batch 8 --seq 512 --layers 1
+  gen_gpt.py --hidden 2304 --heads 24 --batch 512 --seq 2048 --layers 24 \
+      --vocab 51200 --dtype bf16 --loop
 """
 import argparse
 import sys
 
 
-def emit(out, hidden, heads, batch, seq, layers, causal=False):
+LOWEST = {"f32": "-3.40282347e+38", "bf16": "-3.38953139e+38",
+          "f16": "-6.55040e+04"}
+
+
+def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
+         loop=False):
     h, a, b, s = hidden, heads, batch, seq
     d = h // a
     n = b * s
-    f = "f32"
+    f = dtype
     act = f"tensor<{n}x{h}x{f}>"
     w = f"tensor<{h}x{h}x{f}>"
     w1 = f"tensor<{h}x{4 * h}x{f}>"
@@ -28,10 +37,21 @@ def emit(out, hidden, heads, batch, seq, layers, causal=False):
     q4 = f"tensor<{b}x{s}x{a}x{d}x{f}>"
     sc = f"tensor<{b}x{a}x{s}x{s}x{f}>"
     sr = f"tensor<{b}x{a}x{s}x{f}>"
-    args = [f"%x: {act}"]
-    for l in range(layers):
-        args += [f"%wq{l}: {w}", f"%wk{l}: {w}", f"%wv{l}: {w}",
-                 f"%wo{l}: {w}", f"%w1_{l}: {w1}", f"%w2_{l}: {w2}"]
+    names = ("wq", "wk", "wv", "wo", "w1_", "w2_")
+    shapes = (f"{h}x{h}", f"{h}x{h}", f"{h}x{h}", f"{h}x{h}", f"{h}x{4 * h}",
+              f"{4 * h}x{h}")
+    args = [f"%tokens: tensor<{n}xi64>", f"%wte: tensor<{vocab}x{h}x{f}>"] \
+        if vocab else [f"%x: {act}"]
+    if loop:
+        args += [f"%{nm}all: tensor<{layers}x{sh}x{f}>"
+                 for nm, sh in zip(names, shapes)]
+    else:
+        for l in range(layers):
+            args += [f"%{nm}{l}: tensor<{sh}x{f}>"
+                     for nm, sh in zip(names, shapes)]
+    if vocab:
+        args.append(f"%wout: tensor<{h}x{vocab}x{f}>")
+    logits = f"tensor<{n}x{vocab}x{f}>"
     p = out.write
     p("#m2 = affine_map<(i, j) -> (i, j)>\n#r2 = affine_map<(i, j) -> (i)>\n")
     p("#qk_q = affine_map<(b, a, i, j, d) -> (b, i, a, d)>\n")
@@ -42,9 +62,9 @@ def emit(out, hidden, heads, batch, seq, layers, causal=False):
     p("#pv_p = affine_map<(b, i, a, d, j) -> (b, a, i, j)>\n")
     p("#pv_v = affine_map<(b, i, a, d, j) -> (b, j, a, d)>\n")
     p("#pv_o = affine_map<(b, i, a, d, j) -> (b, i, a, d)>\n")
-    p(f"func.func @gpt({', '.join(args)}) -> {act} {{\n")
+    p(f"func.func @gpt({', '.join(args)}) -> {logits if vocab else act} {{\n")
     p(f"  %zero = arith.constant 0.0 : {f}\n")
-    p(f"  %lowest = arith.constant -3.40282347e+38 : {f}\n")
+    p(f"  %lowest = arith.constant {LOWEST[f]} : {f}\n")
     p(f"  %inv_h = arith.constant {1.0 / h:.9e} : {f}\n")
     p(f"  %scale = arith.constant {d ** -0.5:.9e} : {f}\n")
     p(f"  %eps = arith.constant 1.0e-5 : {f}\n")
@@ -106,11 +126,44 @@ def emit(out, hidden, heads, batch, seq, layers, causal=False):
         return v
 
     x = "%x"
-    for l in range(layers):
+    if vocab:
+        # The embedding: a read of the table at each token, as the ONNX
+        # importer writes Gather.
+        e = empty(act)
+        x = fresh("embed")
+        p(f"  {x} = linalg.generic {{indexing_maps = [#r2, #m2], "
+          f"iterator_types = [\"parallel\", \"parallel\"]}} "
+          f"ins(%tokens : tensor<{n}xi64>) outs({e} : {act}) {{\n"
+          f"  ^bb0(%id: i64, %o: {f}):\n"
+          f"    %row = arith.index_cast %id : i64 to index\n"
+          f"    %col = linalg.index 1 : index\n"
+          f"    %v = tensor.extract %wte[%row, %col] : tensor<{vocab}x{h}x{f}>\n"
+          f"    linalg.yield %v : {f}\n  }} -> {act}\n")
+    if loop:
+        p("  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n")
+        p(f"  %cl = arith.constant {layers} : index\n")
+        p(f"  %stack = scf.for %layer = %c0 to %cl step %c1 "
+          f"iter_args(%h = {x}) -> ({act}) {{\n")
+        x = "%h"
+        for nm, sh in zip(names, shapes):
+            p(f"  %{nm}l = tensor.extract_slice %{nm}all[%layer, 0, 0] "
+              f"[1, {sh.replace('x', ', ')}] [1, 1, 1] : "
+              f"tensor<{layers}x{sh}x{f}> to tensor<{sh}x{f}>\n")
+    for l in range(1 if loop else layers):
+        wn = {nm: (f"%{nm}l" if loop else f"%{nm}{l}") for nm in names}
         ln = rms_norm(x)
-        q = matmul(ln, f"%wq{l}", act, w, act)
-        k = matmul(ln, f"%wk{l}", act, w, act)
-        v = matmul(ln, f"%wv{l}", act, w, act)
+        q = matmul(ln, wn["wq"], act, w, act)
+        # Scaled before the product, which then is a plain batched matmul.
+        e = empty(act)
+        qs = fresh("qs")
+        p(f"  {qs} = linalg.generic {{indexing_maps = [#m2, #m2], "
+          f"iterator_types = [\"parallel\", \"parallel\"]}} ins({q} : {act}) "
+          f"outs({e} : {act}) {{\n  ^bb0(%in: {f}, %o: {f}):\n"
+          f"    %v = arith.mulf %in, %scale : {f}\n"
+          f"    linalg.yield %v : {f}\n  }} -> {act}\n")
+        q = qs
+        k = matmul(ln, wn["wk"], act, w, act)
+        v = matmul(ln, wn["wv"], act, w, act)
         q4v, k4v, v4v = fresh("q"), fresh("k"), fresh("v")
         for src, dst in ((q, q4v), (k, k4v), (v, v4v)):
             p(f"  {dst} = tensor.expand_shape {src} [[0, 1], [2, 3]] "
@@ -121,8 +174,7 @@ def emit(out, hidden, heads, batch, seq, layers, causal=False):
           f"iterator_types = [\"parallel\", \"parallel\", \"parallel\", "
           f"\"parallel\", \"reduction\"]}} ins({q4v}, {k4v} : {q4}, {q4}) "
           f"outs({z} : {sc}) {{\n  ^bb0(%qi: {f}, %ki: {f}, %acc: {f}):\n"
-          f"    %qs = arith.mulf %qi, %scale : {f}\n"
-          f"    %prod = arith.mulf %qs, %ki : {f}\n"
+          f"    %prod = arith.mulf %qi, %ki : {f}\n"
           f"    %sum = arith.addf %acc, %prod : {f}\n"
           f"    linalg.yield %sum : {f}\n  }} -> {sc}\n")
         zm = filled(sr, "%lowest")
@@ -170,10 +222,10 @@ def emit(out, hidden, heads, batch, seq, layers, causal=False):
         c2 = fresh("ctx2d")
         p(f"  {c2} = tensor.collapse_shape {ctx} [[0, 1], [2, 3]] : "
           f"{q4} into {act}\n")
-        o = matmul(c2, f"%wo{l}", act, w, act)
+        o = matmul(c2, wn["wo"], act, w, act)
         x = add(x, o, act)
         ln = rms_norm(x)
-        hdn = matmul(ln, f"%w1_{l}", act, w1, hid)
+        hdn = matmul(ln, wn["w1_"], act, w1, hid)
         e = empty(hid)
         r = fresh("relu")
         p(f"  {r} = linalg.generic {{indexing_maps = [#m2, #m2], "
@@ -181,8 +233,15 @@ def emit(out, hidden, heads, batch, seq, layers, causal=False):
           f"outs({e} : {hid}) {{\n  ^bb0(%in: {f}, %o: {f}):\n"
           f"    %v = arith.maximumf %in, %zero : {f}\n"
           f"    linalg.yield %v : {f}\n  }} -> {hid}\n")
-        y = matmul(r, f"%w2_{l}", hid, w2, act)
+        y = matmul(r, wn["w2_"], hid, w2, act)
         x = add(x, y, act)
+    if loop:
+        p(f"  scf.yield {x} : {act}\n  }}\n")
+        x = "%stack"
+    if vocab:
+        x = matmul(rms_norm(x), "%wout", act, f"tensor<{h}x{vocab}x{f}>",
+                   logits)
+        act = logits
     p(f"  return {x} : {act}\n}}\n")
 
 
@@ -193,12 +252,18 @@ def main():
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--layers", type=int, default=1)
+    parser.add_argument("--dtype", choices=sorted(LOWEST), default="f32")
+    parser.add_argument("--vocab", type=int, default=0,
+                        help="tokens in, an embedding and logits out")
+    parser.add_argument("--loop", action="store_true",
+                        help="layers as an scf.for over stacked weights")
     parser.add_argument("-o", "--output", default="-")
     opts = parser.parse_args()
     if opts.hidden % opts.heads:
         parser.error("--hidden must be a multiple of --heads")
     out = sys.stdout if opts.output == "-" else open(opts.output, "w")
-    emit(out, opts.hidden, opts.heads, opts.batch, opts.seq, opts.layers)
+    emit(out, opts.hidden, opts.heads, opts.batch, opts.seq, opts.layers,
+         opts.dtype, opts.vocab, opts.loop)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 //===- CostModel.cpp - Predicted time and memory of a plan ----------------===//
 
 #include "sbp/Cost/CostModel.h"
+#include "sbp/Dialect/Sbp/Utils/MatrixProduct.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -61,7 +62,7 @@ double getPayloadOps(linalg::LinalgOp op) {
 /// The work of a linalg op: its loops, each divided by the devices that
 /// split it (an operand dimension indexed by the loop alone is split).
 OpWork getLinalgWork(linalg::LinalgOp op, const NdSbpSignature &signature,
-                     ArrayRef<int64_t> meshShape) {
+                     ArrayRef<int64_t> meshShape, bool hostCores) {
   OpWork work;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<double> parts(ranges.size(), 1);
@@ -85,11 +86,20 @@ OpWork getLinalgWork(linalg::LinalgOp op, const NdSbpSignature &signature,
     iterations *=
         std::ceil(double(ShapedType::isDynamic(range) ? 1 : range) / part);
   work.flops = iterations * getPayloadOps(op);
-  // Named contractions get the tuned code path (tiled and vectorized on
-  // CPUs, BLAS libraries on GPUs); generic ones run as plain loops.
-  work.contraction = !isa<linalg::GenericOp>(op.getOperation()) &&
-                     (isa<linalg::ContractionOpInterface>(op.getOperation()) ||
-                      isa<linalg::ConvolutionOpInterface>(op.getOperation()));
+  // Named contractions, and the generic matrix products that
+  // sbp-specialize-contractions makes named ones, get the tuned code path
+  // (tiled and vectorized on CPUs, BLAS libraries on GPUs); other generic
+  // ones run as plain loops.
+  // The CPU lowering tunes plain matmuls only, so there batched generic
+  // products stay loops.
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  std::optional<MatrixProductLoops> product;
+  if (generic)
+    product = matchMatrixProduct(generic);
+  work.contraction =
+      generic ? product && (!hostCores || product->batch.empty())
+              : isa<linalg::ContractionOpInterface,
+                    linalg::ConvolutionOpInterface>(op.getOperation());
   if (op.getNumDpsInits() > 0)
     work.elementType = getTypeName(op.getDpsInits()[0].getType());
   return work;
@@ -187,7 +197,7 @@ OpWork CostModel::getOpWork(Operation *op,
                             const NdSbpSignature &signature) const {
   OpWork work;
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    work = getLinalgWork(linalgOp, signature, meshShape);
+    work = getLinalgWork(linalgOp, signature, meshShape, cluster.hostCores.has_value());
   double resultBytes = 0;
   for (OpResult result : op->getResults())
     if (auto type = dyn_cast<RankedTensorType>(result.getType())) {

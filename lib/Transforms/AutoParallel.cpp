@@ -76,11 +76,33 @@ priceReferences(const SearchProblem &problem, double timeLimit) {
     return node.isParameter ? splitsEverywhere(node.layouts[s])
                             : isB(node.layouts[s]);
   };
-  return {
+  // Megatron-LM's layout on a mesh of several axes: data parallel over the
+  // first, tensor parallel over the others.
+  auto byAxis = [](NdSbpAttr layout, auto first, auto others) {
+    ArrayRef<SbpEntry> entries = layout.getEntries();
+    return first(entries.front()) &&
+           llvm::all_of(entries.drop_front(), others);
+  };
+  Allow dataTensorParallel = [&](const SearchProblem::Node &node, unsigned s) {
+    if (node.kind != Kind::Argument)
+      return true;
+    auto isSplit = [](SbpEntry e) { return e.isSplit(); };
+    auto isBroadcast = [](SbpEntry e) { return e.isBroadcast(); };
+    auto splitsBatch = [](SbpEntry e) { return e.isSplit() && !e.getDim(); };
+    return node.isParameter
+               ? byAxis(node.layouts[s], isBroadcast, isSplit)
+               : byAxis(node.layouts[s], splitsBatch, isBroadcast);
+  };
+  SmallVector<std::pair<std::string, PlanCost>> references = {
       {"data parallel", solvePlan(problem, 0, dataParallel, timeLimit).cost},
       {"tensor parallel",
        solvePlan(problem, 0, tensorParallel, timeLimit).cost},
       {"replicated", solvePlan(problem, 0, replicated, timeLimit).cost}};
+  if (problem.getMeshShape().size() > 1)
+    references.push_back(
+        {"data x tensor parallel",
+         solvePlan(problem, 0, dataTensorParallel, timeLimit).cost});
+  return references;
 }
 
 struct SbpAutoParallelPass

@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "sbp/Dialect/Sbp/Utils/MatrixProduct.h"
 #include "sbp/Transforms/Passes.h"
 
 namespace mlir {
@@ -17,25 +18,40 @@ using namespace mlir;
 
 namespace {
 
-/// Whether the payload is `out + in0 * in1` (in either order) on floats.
-bool isMultiplyAccumulate(linalg::GenericOp op) {
-  Block *body = op.getBlock();
-  if (body->getOperations().size() != 3)
-    return false;
-  auto add =
-      body->getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value out = body->getArgument(2), product = add.getRhs();
-  if (add.getLhs() != out)
-    std::swap(out, product), out = add.getRhs(), product = add.getLhs();
-  if (out != body->getArgument(2))
-    return false;
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  return mul && ((mul.getLhs() == body->getArgument(0) &&
-                  mul.getRhs() == body->getArgument(1)) ||
-                 (mul.getLhs() == body->getArgument(1) &&
-                  mul.getRhs() == body->getArgument(0)));
+/// `value` with its dimensions reordered so that dimension `i` is the one
+/// `map` indexes by `loops[i]`; `value` itself when they are in order.
+Value arrange(PatternRewriter &rewriter, Location loc, Value value,
+              AffineMap map, ArrayRef<unsigned> loops) {
+  SmallVector<int64_t> permutation;
+  for (unsigned loop : loops)
+    permutation.push_back(*map.getResultPosition(
+        getAffineDimExpr(loop, rewriter.getContext())));
+  if (llvm::equal(permutation, llvm::seq<int64_t>(0, permutation.size())))
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t dim : permutation)
+    shape.push_back(type.getDimSize(dim));
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(rewriter, loc, value, init, permutation)
+      ->getResult(0);
+}
+
+/// `value` with its leading `count` dimensions merged into one, or split
+/// back into those of `like` (`expand`).
+Value mergeBatch(PatternRewriter &rewriter, Location loc, Value value,
+                 size_t count, RankedTensorType like, bool expand) {
+  if (count == 1)
+    return value;
+  SmallVector<ReassociationIndices> groups(1);
+  for (size_t dim = 0; dim < count; ++dim)
+    groups[0].push_back(dim);
+  groups.push_back({int64_t(count)});
+  groups.push_back({int64_t(count) + 1});
+  if (expand)
+    return tensor::ExpandShapeOp::create(rewriter, loc, like, value, groups);
+  return tensor::CollapseShapeOp::create(rewriter, loc, value, groups);
 }
 
 struct SpecializeContraction : public OpRewritePattern<linalg::GenericOp> {
@@ -43,44 +59,55 @@ struct SpecializeContraction : public OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-        op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
-        !isMultiplyAccumulate(op))
-      return failure();
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    for (AffineMap map : maps)
-      if (map.getNumResults() != 2 || !map.isProjectedPermutation())
-        return failure();
-    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    unsigned m = maps[2].getDimPosition(0), n = maps[2].getDimPosition(1);
-    unsigned k = 3 - m - n;
-    if (iterators[k] != utils::IteratorType::reduction)
-      return failure();
-    // A holds m and k, B holds k and n.
-    int a = maps[0].isFunctionOfDim(m) ? 0 : 1, b = 1 - a;
-    auto holds = [&](AffineMap map, unsigned x, unsigned y) {
-      return map.isFunctionOfDim(x) && map.isFunctionOfDim(y);
-    };
-    if (!holds(maps[a], m, k) || !holds(maps[b], k, n))
+    std::optional<sbp::MatrixProductLoops> loops = sbp::matchMatrixProduct(op);
+    if (!loops)
       return failure();
     Location loc = op.getLoc();
-    // The operand laid out as (first, second), transposed when needed.
-    auto arrange = [&](int input, unsigned first) -> Value {
-      Value value = op.getDpsInputs()[input];
-      if (maps[input].getDimPosition(0) == first)
-        return value;
-      auto type = cast<RankedTensorType>(value.getType());
-      Value init = tensor::EmptyOp::create(
-          rewriter, loc, {type.getDimSize(1), type.getDimSize(0)},
-          type.getElementType());
-      return linalg::TransposeOp::create(rewriter, loc, value, init,
-                                         ArrayRef<int64_t>{1, 0})
-          ->getResult(0);
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto order = [&](unsigned first, unsigned second) {
+      SmallVector<unsigned> all(loops->batch);
+      all.append({first, second});
+      return all;
     };
-    Value lhs = arrange(a, m), rhs = arrange(b, k);
-    rewriter.replaceOpWithNewOp<linalg::MatmulOp>(
-        op, op->getResultTypes(), ValueRange{lhs, rhs},
-        ValueRange{op.getDpsInits()[0]});
+    SmallVector<unsigned> outLoops = order(loops->m, loops->n);
+    unsigned lhs = loops->lhs;
+    Value a = arrange(rewriter, loc, op.getDpsInputs()[lhs], maps[lhs],
+                      order(loops->m, loops->k));
+    Value b = arrange(rewriter, loc, op.getDpsInputs()[1 - lhs],
+                      maps[1 - lhs], order(loops->k, loops->n));
+    Value c =
+        arrange(rewriter, loc, op.getDpsInits()[0], maps[2], outLoops);
+    Value product;
+    if (loops->batch.empty()) {
+      product = linalg::MatmulOp::create(rewriter, loc, c.getType(),
+                                         ValueRange{a, b}, ValueRange{c})
+                    ->getResult(0);
+    } else {
+      size_t count = loops->batch.size();
+      auto cType = cast<RankedTensorType>(c.getType());
+      Value init = mergeBatch(rewriter, loc, c, count, cType, false);
+      product = linalg::BatchMatmulOp::create(
+                    rewriter, loc, init.getType(),
+                    ValueRange{mergeBatch(rewriter, loc, a, count, {}, false),
+                               mergeBatch(rewriter, loc, b, count, {}, false)},
+                    ValueRange{init})
+                    ->getResult(0);
+      product = mergeBatch(rewriter, loc, product, count, cType, true);
+    }
+    // Back to the output's own order of dimensions: its map read as a
+    // permutation of `outLoops`.
+    SmallVector<unsigned> resultLoops;
+    for (AffineExpr expr : maps[2].getResults())
+      resultLoops.push_back(cast<AffineDimExpr>(expr).getPosition());
+    AffineMap arranged = AffineMap::get(
+        op.getNumLoops(), 0,
+        llvm::map_to_vector(outLoops,
+                            [&](unsigned loop) -> AffineExpr {
+                              return rewriter.getAffineDimExpr(loop);
+                            }),
+        rewriter.getContext());
+    rewriter.replaceOp(
+        op, arrange(rewriter, loc, product, arranged, resultLoops));
     return success();
   }
 };

@@ -37,12 +37,13 @@ func.func @input_gradient(%w: tensor<16x4xf32>, %dy: tensor<8x4xf32>, %init: ten
 
 // -----
 
-// Not a plain product (scaled), and a product over four loops: left alone.
+// Not a plain product (scaled), and a weight read by every row of a
+// batch (broadcast, not a batch loop of both inputs): left alone.
 // CHECK-LABEL: func.func @others
-// CHECK-NOT: linalg.matmul
+// CHECK-NOT: matmul
 // CHECK: linalg.generic
 // CHECK: linalg.generic
-func.func @others(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %init: tensor<8x4xf32>, %c: tensor<2x8x16xf32>, %d: tensor<2x16x4xf32>, %init3: tensor<2x8x4xf32>) -> (tensor<8x4xf32>, tensor<2x8x4xf32>) {
+func.func @others(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %init: tensor<8x4xf32>, %c: tensor<2x8x16xf32>, %init3: tensor<2x8x4xf32>) -> (tensor<8x4xf32>, tensor<2x8x4xf32>) {
   %two = arith.constant 2.0 : f32
   %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<8x16xf32>, tensor<16x4xf32>) outs(%init : tensor<8x4xf32>) {
   ^bb0(%x: f32, %y: f32, %o: f32):
@@ -51,11 +52,56 @@ func.func @others(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %init: tensor<8x4x
     %s = arith.addf %o, %q : f32
     linalg.yield %s : f32
   } -> tensor<8x4xf32>
-  %r3 = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%c, %d : tensor<2x8x16xf32>, tensor<2x16x4xf32>) outs(%init3 : tensor<2x8x4xf32>) {
+  %r3 = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%c, %b : tensor<2x8x16xf32>, tensor<16x4xf32>) outs(%init3 : tensor<2x8x4xf32>) {
   ^bb0(%x: f32, %y: f32, %o: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %o, %p : f32
     linalg.yield %s : f32
   } -> tensor<2x8x4xf32>
   return %r, %r3 : tensor<8x4xf32>, tensor<2x8x4xf32>
+}
+
+// -----
+
+// A batched product in order: one linalg.batch_matmul, nothing moved.
+// CHECK-LABEL: func.func @batched
+// CHECK-SAME: (%[[A:.*]]: tensor<2x8x16xf32>, %[[B:.*]]: tensor<2x16x4xf32>, %[[INIT:.*]]: tensor<2x8x4xf32>)
+// CHECK-NEXT: %[[R:.*]] = linalg.batch_matmul ins(%[[A]], %[[B]] : tensor<2x8x16xf32>, tensor<2x16x4xf32>) outs(%[[INIT]] : tensor<2x8x4xf32>)
+// CHECK-NEXT: return %[[R]]
+func.func @batched(%c: tensor<2x8x16xf32>, %d: tensor<2x16x4xf32>, %init3: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %r3 = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%c, %d : tensor<2x8x16xf32>, tensor<2x16x4xf32>) outs(%init3 : tensor<2x8x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x4xf32>
+  return %r3 : tensor<2x8x4xf32>
+}
+
+// -----
+
+// Attention's probabilities times values, ctx[b, i, a, d] += p[b, a, i, j]
+// * v[b, j, a, d]: batch loops b and a (in the output's order), the
+// operands and the output moved to (batch, rows, columns), the batch loops
+// merged for one linalg.batch_matmul, and the product put back in the
+// output's order.
+// CHECK-LABEL: func.func @attention_values
+// CHECK-SAME: (%[[P:.*]]: tensor<2x3x5x5xbf16>, %[[V:.*]]: tensor<2x5x3x4xbf16>, %[[INIT:.*]]: tensor<2x5x3x4xbf16>)
+// CHECK: %[[VT:.*]] = linalg.transpose ins(%[[V]] : tensor<2x5x3x4xbf16>) outs(%{{.*}} : tensor<2x3x5x4xbf16>) permutation = [0, 2, 1, 3]
+// CHECK: %[[CT:.*]] = linalg.transpose ins(%[[INIT]] : tensor<2x5x3x4xbf16>) outs(%{{.*}} : tensor<2x3x5x4xbf16>) permutation = [0, 2, 1, 3]
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[CT]] {{\[}}[0, 1], [2], [3]] : tensor<2x3x5x4xbf16> into tensor<6x5x4xbf16>
+// CHECK: %[[PC:.*]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1], [2], [3]] : tensor<2x3x5x5xbf16> into tensor<6x5x5xbf16>
+// CHECK: %[[VC:.*]] = tensor.collapse_shape %[[VT]] {{\[}}[0, 1], [2], [3]] : tensor<2x3x5x4xbf16> into tensor<6x5x4xbf16>
+// CHECK: %[[BM:.*]] = linalg.batch_matmul ins(%[[PC]], %[[VC]] : tensor<6x5x5xbf16>, tensor<6x5x4xbf16>) outs(%[[C]] : tensor<6x5x4xbf16>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[BM]] {{\[}}[0, 1], [2], [3]] output_shape [2, 3, 5, 4]
+// CHECK: %[[R:.*]] = linalg.transpose ins(%[[E]] : tensor<2x3x5x4xbf16>) outs(%{{.*}} : tensor<2x5x3x4xbf16>) permutation = [0, 2, 1, 3]
+// CHECK: return %[[R]]
+func.func @attention_values(%p: tensor<2x3x5x5xbf16>, %v: tensor<2x5x3x4xbf16>, %init: tensor<2x5x3x4xbf16>) -> tensor<2x5x3x4xbf16> {
+  %r = linalg.generic {indexing_maps = [affine_map<(b, i, a, d, j) -> (b, a, i, j)>, affine_map<(b, i, a, d, j) -> (b, j, a, d)>, affine_map<(b, i, a, d, j) -> (b, i, a, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x3x5x5xbf16>, tensor<2x5x3x4xbf16>) outs(%init : tensor<2x5x3x4xbf16>) {
+  ^bb0(%x: bf16, %y: bf16, %o: bf16):
+    %m = arith.mulf %x, %y : bf16
+    %s = arith.addf %o, %m : bf16
+    linalg.yield %s : bf16
+  } -> tensor<2x5x3x4xbf16>
+  return %r : tensor<2x5x3x4xbf16>
 }

@@ -88,8 +88,9 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     and predicted compute, communication and memory, and the totals of the
     plan and of reference strategies priced by the same model: replicated,
     data parallel (inputs split along dimension 0 on every mesh axis,
-    parameters replicated) and tensor parallel (parameters split on every
-    mesh axis). Arguments whose dimension 0 equals the first result's are
+    parameters replicated), tensor parallel (parameters split on every
+    mesh axis) and, on meshes of several axes, data x tensor parallel
+    (data parallel over the first axis, tensor parallel over the others). Arguments whose dimension 0 equals the first result's are
     inputs; the others are parameters.
 
     The mesh is `mesh=` (created as `@mesh` unless the module has one of
@@ -613,19 +614,27 @@ def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
 
 def SbpSpecializeContractionsPass
     : Pass<"sbp-specialize-contractions", "func::FuncOp"> {
-  let summary = "Turn generic matrix products into linalg.matmul";
+  let summary = "Turn generic matrix products into linalg.matmul and "
+                "linalg.batch_matmul";
   let description = [{
-    A `linalg.generic` that computes `C(m, n) += A * B` over three loops,
-    with `A` and `B` read in any order of their two loops (a product with a
-    transposed operand, as gradients of matmuls are), becomes
-    `linalg.transpose` of the operands that need it and a `linalg.matmul`,
-    which the CPU lowering tiles and vectorizes or hands to BLAS and the
-    GPU lowering to cuBLAS. A transpose moves `O(n^2)` elements for an
-    `O(n^3)` product. Upstream's `linalg-specialize-generic-ops` does not
-    transpose and builds an invalid matmul from such products.
+    A `linalg.generic` that computes `C[batch.., m, n] += A[batch.., m, k] *
+    B[batch.., k, n]`, each operand's dimensions in any order (a product
+    with a transposed operand, as gradients of matmuls are; attention's
+    products over batch and head loops), becomes `linalg.transpose` of the
+    operands that need it and a `linalg.matmul`, or, with batch loops, a
+    `linalg.batch_matmul` over the batch loops merged into one
+    (`tensor.collapse_shape`, then `expand_shape` and a transpose back to
+    the output's order). The CPU lowering tiles and vectorizes matmuls or
+    hands them to BLAS, the GPU lowering hands both to cuBLAS, and the cost
+    model prices such generics at the contraction rate. A transpose moves
+    `O(n^2)` elements for an `O(n^3)` product. Upstream's
+    `linalg-specialize-generic-ops` does not transpose and builds an
+    invalid matmul from such products.
 
     The body must be exactly a multiplication of the two inputs added to
-    the output (floats of one type); other generics are left alone.
+    the output (floats of one type); every loop must be one of `m` (read by
+    `A` and `C`), `n` (`B` and `C`), the one reduction `k` (`A` and `B`)
+    or a batch loop (all three). Other generics are left alone.
   }];
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
 }

@@ -71,6 +71,8 @@ public:
   ArrayRef<Node> getNodes() const { return nodes; }
   /// The function the problem places.
   FunctionOpInterface getFunction() const { return func; }
+  /// The shape of the mesh it places it on.
+  ArrayRef<int64_t> getMeshShape() const { return model->getMeshShape(); }
 
   /// The graph whose least-cost assignment is the fastest plan when
   /// `memoryWeight` is 0; a positive weight adds that many seconds per byte

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The cost model against Megatron-LM's weak-scaling table (Narayanan et
+al., SC'21, Table 1; ../shared/reference/megatron-sc21.md): for each GPT of
+the table, one bf16 training step (AdamW, cross-entropy over a 51,200-token
+vocabulary, sequence 2048, the table's global batch; layers as one scf.for,
+whose backward recomputes each layer from its input as Megatron's full
+recomputation does) is searched by sbp-auto-parallel on the A100 preset of
+the row's GPU count (`dgx-a100-8x<nodes>`, mesh [nodes, 8]). Printed per
+row: the search's plan, its predicted step and per-GPU TFLOP/s (the paper's
+FLOP count F = 96 B s l h^2 (1 + s/6h + V/16lh) over the predicted step),
+beside the paper's configuration priced by the same model (data parallel
+for t = 1; for t > 1 the "data x tensor parallel" reference on a
+[GPUs/t, t] mesh) and the paper's measured TFLOP/s.
+
+Rows with pipeline parallelism (p > 1) need pipelined training steps, which
+sbp-auto-parallel does not search yet: their paper configuration is not
+priced (the search's plan without stages still is, when it fits).
+
+Usage: bench/train/megatron_table.py [--build build] [--rows 1,2,3]
+       [--time-limit 120] [--keep DIR]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# params (B), heads, hidden, layers, t, p, GPUs, batch, TFLOP/s per GPU.
+ROWS = [
+    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137),
+    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138),
+    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142),
+    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135),
+    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138),
+    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140),
+    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148),
+    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155),
+    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163),
+    (1008, 160, 25600, 128, 8, 64, 3072, 3072, 163),
+]
+SEQ, VOCAB = 2048, 51200
+
+
+def flops(batch, layers, hidden):
+    """The paper's FLOPs per iteration (with full recomputation)."""
+    s, l, h, v = SEQ, layers, hidden, VOCAB
+    return 96 * batch * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
+
+
+def search(opt, step, cluster, mesh, report, time_limit):
+    """Runs the search; the report's function entry, or the error text."""
+    options = f"cluster={cluster} report={report} time-limit={time_limit}"
+    if mesh:
+        options += f" mesh={mesh}"
+    start = time.time()
+    run = subprocess.run([opt, step, f"--sbp-auto-parallel={options}",
+                          "-o", os.devnull], capture_output=True, text=True)
+    seconds = time.time() - start
+    if run.returncode:
+        return None, seconds, run.stderr.strip().splitlines()[-1:]
+    with open(report) as f:
+        return json.load(f)["functions"][0], seconds, None
+
+
+def describe(entry):
+    """The layouts of a row's attention and MLP weights and their first
+    moment: the plan in a few words."""
+    layouts = {a["name"]: a["layout"].split(", ", 1)[1].rstrip(">")
+               for a in entry["arguments"]}
+    # Arguments: tokens, embedding, the six stacked weights, logits weight.
+    return (f"wq {layouts.get('arg2')}, w2 {layouts.get('arg7')}, "
+            f"state {layouts.get('arg2.m')}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--rows", default=",".join(
+        str(i + 1) for i in range(len(ROWS))))
+    parser.add_argument("--time-limit", type=float, default=120)
+    parser.add_argument("--keep", help="keep models and reports here")
+    opts = parser.parse_args()
+    opt = os.path.join(opts.build, "bin", "sbp-opt")
+    work = opts.keep or tempfile.mkdtemp(prefix="sbp-megatron-")
+    os.makedirs(work, exist_ok=True)
+    print("| row | params (B) | GPUs | paper t, p | search's plan | step s | "
+          "TFLOP/s per GPU | vs paper | paper's config priced, TFLOP/s | "
+          "search s |")
+    print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
+    for index in [int(r) for r in opts.rows.split(",")]:
+        params, heads, hidden, layers, t, p, gpus, batch, paper = \
+            ROWS[index - 1]
+        model = os.path.join(work, f"row{index}.mlir")
+        step = os.path.join(work, f"row{index}-step.mlir")
+        subprocess.run([sys.executable,
+                        os.path.join(ROOT, "bench", "search", "gen_gpt.py"),
+                        "--hidden", str(hidden), "--heads", str(heads),
+                        "--batch", str(batch), "--seq", str(SEQ),
+                        "--layers", str(layers), "--vocab", str(VOCAB),
+                        "--dtype", "bf16", "--loop", "-o", model], check=True)
+        subprocess.run([opt, model, "--sbp-make-train-step", "-o", step],
+                       check=True)
+        cluster = f"dgx-a100-8x{gpus // 8}"
+        total = flops(batch, layers, hidden)
+        entry, seconds, error = search(
+            opt, step, cluster, "",
+            os.path.join(work, f"row{index}-plan.json"), opts.time_limit)
+        if entry:
+            step_s = entry["plan"]["step_time_s"]
+            tflops = total / gpus / step_s / 1e12
+            plan = (describe(entry), f"{step_s:.2f}", f"{tflops:.0f}",
+                    f"{tflops / paper:.2f}")
+        else:
+            plan = (f"none: {' '.join(error)}", "-", "-", "-")
+        priced, reference = "- (pipeline)", None
+        if p == 1 and entry and t == 1:
+            reference = entry["references"]["data parallel"]
+        elif p == 1:
+            paper_entry, more, error = search(
+                opt, step, cluster, f"{gpus // t}x{t}",
+                os.path.join(work, f"row{index}-paper.json"), opts.time_limit)
+            seconds += more
+            reference = (paper_entry["references"]["data x tensor parallel"]
+                         if paper_entry else None)
+            if not paper_entry:
+                priced = f"- ({' '.join(error)})"
+        if p == 1 and reference:
+            priced = (f"{total / gpus / reference['step_time_s'] / 1e12:.0f}"
+                      + ("" if reference["fits"] else " (does not fit)"))
+        print(f"| {index} | {params} | {gpus} | {t}, {p} | {plan[0]} | "
+              f"{plan[1]} | {plan[2]} (paper {paper}) | {plan[3]} | "
+              f"{priced} | {seconds:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

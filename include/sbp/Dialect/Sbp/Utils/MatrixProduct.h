@@ -1,0 +1,39 @@
+//===- MatrixProduct.h - Generic ops that are matrix products ---*- C++ -*-===//
+//
+// Which linalg.generic ops compute a (batched) matrix product, so that
+// sbp-specialize-contractions can hand them to the tuned matmul paths and
+// the cost model can price them at the contraction rate they then run at.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SBP_DIALECT_SBP_UTILS_MATRIXPRODUCT_H
+#define SBP_DIALECT_SBP_UTILS_MATRIXPRODUCT_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include <optional>
+
+namespace mlir {
+namespace sbp {
+
+/// The roles of the loops of `C[batch.., m, n] += A[batch.., m, k] *
+/// B[batch.., k, n]`, each operand's dimensions in any order.
+struct MatrixProductLoops {
+  /// Loops every operand is indexed by, in the order of the output's
+  /// dimensions.
+  SmallVector<unsigned> batch;
+  unsigned m = 0, n = 0, k = 0;
+  /// The input that holds `m` (A); the other holds `n` (B).
+  unsigned lhs = 0;
+};
+
+/// The loops of `op` when it is a matrix product: two inputs and one output
+/// of floats of one type, a payload that is exactly `out + in0 * in1`,
+/// indexing maps that are permutations of their operand's loops, one
+/// reduction loop `k` read by both inputs, one parallel loop for each of
+/// `m` and `n`, and any number of parallel batch loops read by all three.
+std::optional<MatrixProductLoops> matchMatrixProduct(linalg::GenericOp op);
+
+} // namespace sbp
+} // namespace mlir
+
+#endif // SBP_DIALECT_SBP_UTILS_MATRIXPRODUCT_H
