@@ -12,9 +12,15 @@ beside the paper's configuration priced by the same model (data parallel
 for t = 1; for t > 1 the "data x tensor parallel" reference on a
 [GPUs/t, t] mesh) and the paper's measured TFLOP/s.
 
-Rows with pipeline parallelism (p > 1) need pipelined training steps, which
-sbp-auto-parallel does not search yet: their paper configuration is not
-priced (the search's plan without stages still is, when it fits).
+sbp-auto-parallel does not pipeline training steps yet, so the search's
+plan never has stages. For rows with pipeline parallelism (p > 1) the
+paper's configuration is priced from one stage: the last (l/p layers and
+the logits), a training step of the whole batch on its [d, t] mesh
+(d = GPUs / (t p)) under the "data x tensor parallel" reference, without
+a memory limit (it keeps every micro-batch's layer inputs where 1F1B keeps
+p); the step is that stage's time times (m + p - 1) / m, the 1F1B bubble
+with micro-batches of one sequence (m = batch / d), plus 2 (p - 1) sends
+of one sequence's activations over the inter-node link.
 
 Usage: bench/train/megatron_table.py [--build build] [--rows 1,2,3]
        [--time-limit 120] [--keep DIR]
@@ -45,6 +51,8 @@ ROWS = [
     (1008, 160, 25600, 128, 8, 64, 3072, 3072, 163),
 ]
 SEQ, VOCAB = 2048, 51200
+# Bytes per second of the dgx-a100 preset's inter-node link, per GPU.
+INTER_NODE_BANDWIDTH = 25e9
 
 
 def flops(batch, layers, hidden):
@@ -53,11 +61,13 @@ def flops(batch, layers, hidden):
     return 96 * batch * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
 
 
-def search(opt, step, cluster, mesh, report, time_limit):
+def search(opt, step, cluster, mesh, report, time_limit, limit=""):
     """Runs the search; the report's function entry, or the error text."""
     options = f"cluster={cluster} report={report} time-limit={time_limit}"
     if mesh:
         options += f" mesh={mesh}"
+    if limit:
+        options += f" memory-limit={limit}"
     start = time.time()
     run = subprocess.run([opt, step, f"--sbp-auto-parallel={options}",
                           "-o", os.devnull], capture_output=True, text=True)
@@ -93,11 +103,9 @@ def main():
           "TFLOP/s per GPU | vs paper | paper's config priced, TFLOP/s | "
           "search s |")
     print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
-    for index in [int(r) for r in opts.rows.split(",")]:
-        params, heads, hidden, layers, t, p, gpus, batch, paper = \
-            ROWS[index - 1]
-        model = os.path.join(work, f"row{index}.mlir")
-        step = os.path.join(work, f"row{index}-step.mlir")
+    def make_step(name, hidden, heads, batch, layers):
+        model = os.path.join(work, f"{name}.mlir")
+        step = os.path.join(work, f"{name}-step.mlir")
         subprocess.run([sys.executable,
                         os.path.join(ROOT, "bench", "search", "gen_gpt.py"),
                         "--hidden", str(hidden), "--heads", str(heads),
@@ -106,6 +114,12 @@ def main():
                         "--dtype", "bf16", "--loop", "-o", model], check=True)
         subprocess.run([opt, model, "--sbp-make-train-step", "-o", step],
                        check=True)
+        return step
+
+    for index in [int(r) for r in opts.rows.split(",")]:
+        params, heads, hidden, layers, t, p, gpus, batch, paper = \
+            ROWS[index - 1]
+        step = make_step(f"row{index}", hidden, heads, batch, layers)
         cluster = f"dgx-a100-8x{gpus // 8}"
         total = flops(batch, layers, hidden)
         entry, seconds, error = search(
@@ -130,9 +144,28 @@ def main():
                          if paper_entry else None)
             if not paper_entry:
                 priced = f"- ({' '.join(error)})"
-        if p == 1 and reference:
-            priced = (f"{total / gpus / reference['step_time_s'] / 1e12:.0f}"
-                      + ("" if reference["fits"] else " (does not fit)"))
+        paper_step = reference["step_time_s"] if reference else None
+        if p > 1:
+            d = gpus // (t * p)
+            stage = make_step(f"row{index}-stage", hidden, heads, batch,
+                              layers // p)
+            stage_entry, more, error = search(
+                opt, stage, f"dgx-a100-8x{d * t // 8}", f"{d}x{t}",
+                os.path.join(work, f"row{index}-stage.json"),
+                opts.time_limit, limit="1024TiB")
+            seconds += more
+            if stage_entry:
+                m = batch // d
+                send = SEQ * hidden * 2 / INTER_NODE_BANDWIDTH
+                paper_step = (stage_entry["references"]
+                              ["data x tensor parallel"]["step_time_s"] *
+                              (m + p - 1) / m + 2 * (p - 1) * send)
+            else:
+                priced = f"- ({' '.join(error)})"
+        if paper_step:
+            priced = (f"{total / gpus / paper_step / 1e12:.0f}" +
+                      (" (does not fit)" if p == 1 and not reference["fits"]
+                       else ""))
         print(f"| {index} | {params} | {gpus} | {t}, {p} | {plan[0]} | "
               f"{plan[1]} | {plan[2]} (paper {paper}) | {plan[3]} | "
               f"{priced} | {seconds:.0f} |", flush=True)
