@@ -114,6 +114,17 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"    linalg.yield %v : {f}\n  }} -> {act}\n")
         return y
 
+    def unary(x, ty, prefix, expr):
+        """An element-wise generic computing `expr` of `%in`."""
+        e = empty(ty)
+        v = fresh(prefix)
+        p(f"  {v} = linalg.generic {{indexing_maps = [#m2, #m2], "
+          f"iterator_types = [\"parallel\", \"parallel\"]}} ins({x} : {ty}) "
+          f"outs({e} : {ty}) {{\n  ^bb0(%in: {f}, %o: {f}):\n"
+          f"    %v = {expr} : {f}\n"
+          f"    linalg.yield %v : {f}\n  }} -> {ty}\n")
+        return v
+
     def add(x, y, ty):
         e = empty(ty)
         v = fresh("res")
@@ -154,14 +165,7 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
         ln = rms_norm(x)
         q = matmul(ln, wn["wq"], act, w, act)
         # Scaled before the product, which then is a plain batched matmul.
-        e = empty(act)
-        qs = fresh("qs")
-        p(f"  {qs} = linalg.generic {{indexing_maps = [#m2, #m2], "
-          f"iterator_types = [\"parallel\", \"parallel\"]}} ins({q} : {act}) "
-          f"outs({e} : {act}) {{\n  ^bb0(%in: {f}, %o: {f}):\n"
-          f"    %v = arith.mulf %in, %scale : {f}\n"
-          f"    linalg.yield %v : {f}\n  }} -> {act}\n")
-        q = qs
+        q = unary(q, act, "qs", "arith.mulf %in, %scale")
         k = matmul(ln, wn["wk"], act, w, act)
         v = matmul(ln, wn["wv"], act, w, act)
         q4v, k4v, v4v = fresh("q"), fresh("k"), fresh("v")
@@ -226,13 +230,7 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
         x = add(x, o, act)
         ln = rms_norm(x)
         hdn = matmul(ln, wn["w1_"], act, w1, hid)
-        e = empty(hid)
-        r = fresh("relu")
-        p(f"  {r} = linalg.generic {{indexing_maps = [#m2, #m2], "
-          f"iterator_types = [\"parallel\", \"parallel\"]}} ins({hdn} : {hid}) "
-          f"outs({e} : {hid}) {{\n  ^bb0(%in: {f}, %o: {f}):\n"
-          f"    %v = arith.maximumf %in, %zero : {f}\n"
-          f"    linalg.yield %v : {f}\n  }} -> {hid}\n")
+        r = unary(hdn, hid, "relu", "arith.maximumf %in, %zero")
         y = matmul(r, wn["w2_"], hid, w2, act)
         x = add(x, y, act)
     if loop:

@@ -1,13 +1,13 @@
 //===- CostModel.cpp - Predicted time and memory of a plan ----------------===//
 
 #include "sbp/Cost/CostModel.h"
-#include "sbp/Dialect/Sbp/Utils/MatrixProduct.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "sbp/Dialect/Sbp/Utils/MatrixProduct.h"
 
 using namespace mlir;
 using namespace mlir::sbp;
@@ -97,9 +97,10 @@ OpWork getLinalgWork(linalg::LinalgOp op, const NdSbpSignature &signature,
   if (generic)
     product = matchMatrixProduct(generic);
   work.contraction =
-      generic ? product && (!hostCores || product->batch.empty())
-              : isa<linalg::ContractionOpInterface,
-                    linalg::ConvolutionOpInterface>(op.getOperation());
+      generic
+          ? product && (!hostCores || product->batch.empty())
+          : isa<linalg::ContractionOpInterface, linalg::ConvolutionOpInterface>(
+                op.getOperation());
   if (op.getNumDpsInits() > 0)
     work.elementType = getTypeName(op.getDpsInits()[0].getType());
   return work;
@@ -197,7 +198,8 @@ OpWork CostModel::getOpWork(Operation *op,
                             const NdSbpSignature &signature) const {
   OpWork work;
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    work = getLinalgWork(linalgOp, signature, meshShape, cluster.hostCores.has_value());
+    work = getLinalgWork(linalgOp, signature, meshShape,
+                         cluster.hostCores.has_value());
   double resultBytes = 0;
   for (OpResult result : op->getResults())
     if (auto type = dyn_cast<RankedTensorType>(result.getType())) {

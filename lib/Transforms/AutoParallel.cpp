@@ -80,8 +80,7 @@ priceReferences(const SearchProblem &problem, double timeLimit) {
   // first, tensor parallel over the others.
   auto byAxis = [](NdSbpAttr layout, auto first, auto others) {
     ArrayRef<SbpEntry> entries = layout.getEntries();
-    return first(entries.front()) &&
-           llvm::all_of(entries.drop_front(), others);
+    return first(entries.front()) && llvm::all_of(entries.drop_front(), others);
   };
   Allow dataTensorParallel = [&](const SearchProblem::Node &node, unsigned s) {
     if (node.kind != Kind::Argument)
@@ -89,9 +88,8 @@ priceReferences(const SearchProblem &problem, double timeLimit) {
     auto isSplit = [](SbpEntry e) { return e.isSplit(); };
     auto isBroadcast = [](SbpEntry e) { return e.isBroadcast(); };
     auto splitsBatch = [](SbpEntry e) { return e.isSplit() && !e.getDim(); };
-    return node.isParameter
-               ? byAxis(node.layouts[s], isBroadcast, isSplit)
-               : byAxis(node.layouts[s], splitsBatch, isBroadcast);
+    return node.isParameter ? byAxis(node.layouts[s], isBroadcast, isSplit)
+                            : byAxis(node.layouts[s], splitsBatch, isBroadcast);
   };
   SmallVector<std::pair<std::string, PlanCost>> references = {
       {"data parallel", solvePlan(problem, 0, dataParallel, timeLimit).cost},

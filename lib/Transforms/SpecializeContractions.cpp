@@ -18,40 +18,40 @@ using namespace mlir;
 
 namespace {
 
-/// `value` with its dimensions reordered so that dimension `i` is the one
-/// `map` indexes by `loops[i]`; `value` itself when they are in order.
+/// The loop each dimension of an operand indexed by `map` is read by.
+SmallVector<unsigned> getLoops(AffineMap map) {
+  return llvm::map_to_vector(map.getResults(), [](AffineExpr expr) {
+    return cast<AffineDimExpr>(expr).getPosition();
+  });
+}
+
+/// `value`, whose dimension `i` is read by loop `have[i]`, transposed so
+/// that dimension `i` is the one read by `want[i]`; itself when in order.
 Value arrange(PatternRewriter &rewriter, Location loc, Value value,
-              AffineMap map, ArrayRef<unsigned> loops) {
-  SmallVector<int64_t> permutation;
-  for (unsigned loop : loops)
-    permutation.push_back(*map.getResultPosition(
-        getAffineDimExpr(loop, rewriter.getContext())));
-  if (llvm::equal(permutation, llvm::seq<int64_t>(0, permutation.size())))
+              ArrayRef<unsigned> have, ArrayRef<unsigned> want) {
+  if (have == want)
     return value;
   auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t dim : permutation)
-    shape.push_back(type.getDimSize(dim));
+  SmallVector<int64_t> permutation, shape;
+  for (unsigned loop : want) {
+    permutation.push_back(llvm::find(have, loop) - have.begin());
+    shape.push_back(type.getDimSize(permutation.back()));
+  }
   Value init =
       tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
   return linalg::TransposeOp::create(rewriter, loc, value, init, permutation)
       ->getResult(0);
 }
 
-/// `value` with its leading `count` dimensions merged into one, or split
-/// back into those of `like` (`expand`).
-Value mergeBatch(PatternRewriter &rewriter, Location loc, Value value,
-                 size_t count, RankedTensorType like, bool expand) {
-  if (count == 1)
-    return value;
+/// How the `count` leading batch dimensions of a (batch.., rows, columns)
+/// tensor merge into one.
+SmallVector<ReassociationIndices> getBatchGroups(size_t count) {
   SmallVector<ReassociationIndices> groups(1);
   for (size_t dim = 0; dim < count; ++dim)
     groups[0].push_back(dim);
   groups.push_back({int64_t(count)});
   groups.push_back({int64_t(count) + 1});
-  if (expand)
-    return tensor::ExpandShapeOp::create(rewriter, loc, like, value, groups);
-  return tensor::CollapseShapeOp::create(rewriter, loc, value, groups);
+  return groups;
 }
 
 struct SpecializeContraction : public OpRewritePattern<linalg::GenericOp> {
@@ -64,50 +64,46 @@ struct SpecializeContraction : public OpRewritePattern<linalg::GenericOp> {
       return failure();
     Location loc = op.getLoc();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    auto order = [&](unsigned first, unsigned second) {
+    // Every operand as (batch.., rows, columns).
+    auto order = [&](unsigned rows, unsigned columns) {
       SmallVector<unsigned> all(loops->batch);
-      all.append({first, second});
+      all.append({rows, columns});
       return all;
     };
-    SmallVector<unsigned> outLoops = order(loops->m, loops->n);
     unsigned lhs = loops->lhs;
-    Value a = arrange(rewriter, loc, op.getDpsInputs()[lhs], maps[lhs],
-                      order(loops->m, loops->k));
+    Value a = arrange(rewriter, loc, op.getDpsInputs()[lhs],
+                      getLoops(maps[lhs]), order(loops->m, loops->k));
     Value b = arrange(rewriter, loc, op.getDpsInputs()[1 - lhs],
-                      maps[1 - lhs], order(loops->k, loops->n));
+                      getLoops(maps[1 - lhs]), order(loops->k, loops->n));
+    SmallVector<unsigned> outLoops = getLoops(maps[2]);
+    SmallVector<unsigned> productLoops = order(loops->m, loops->n);
     Value c =
-        arrange(rewriter, loc, op.getDpsInits()[0], maps[2], outLoops);
+        arrange(rewriter, loc, op.getDpsInits()[0], outLoops, productLoops);
     Value product;
-    if (loops->batch.empty()) {
+    size_t count = loops->batch.size();
+    if (!count) {
       product = linalg::MatmulOp::create(rewriter, loc, c.getType(),
                                          ValueRange{a, b}, ValueRange{c})
                     ->getResult(0);
     } else {
-      size_t count = loops->batch.size();
-      auto cType = cast<RankedTensorType>(c.getType());
-      Value init = mergeBatch(rewriter, loc, c, count, cType, false);
-      product = linalg::BatchMatmulOp::create(
-                    rewriter, loc, init.getType(),
-                    ValueRange{mergeBatch(rewriter, loc, a, count, {}, false),
-                               mergeBatch(rewriter, loc, b, count, {}, false)},
-                    ValueRange{init})
+      // batch_matmul has one batch dimension.
+      auto merge = [&](Value value) -> Value {
+        if (count == 1)
+          return value;
+        return tensor::CollapseShapeOp::create(rewriter, loc, value,
+                                               getBatchGroups(count));
+      };
+      Value init = merge(c);
+      product = linalg::BatchMatmulOp::create(rewriter, loc, init.getType(),
+                                              ValueRange{merge(a), merge(b)},
+                                              ValueRange{init})
                     ->getResult(0);
-      product = mergeBatch(rewriter, loc, product, count, cType, true);
+      if (count > 1)
+        product = tensor::ExpandShapeOp::create(rewriter, loc, c.getType(),
+                                                product, getBatchGroups(count));
     }
-    // Back to the output's own order of dimensions: its map read as a
-    // permutation of `outLoops`.
-    SmallVector<unsigned> resultLoops;
-    for (AffineExpr expr : maps[2].getResults())
-      resultLoops.push_back(cast<AffineDimExpr>(expr).getPosition());
-    AffineMap arranged = AffineMap::get(
-        op.getNumLoops(), 0,
-        llvm::map_to_vector(outLoops,
-                            [&](unsigned loop) -> AffineExpr {
-                              return rewriter.getAffineDimExpr(loop);
-                            }),
-        rewriter.getContext());
-    rewriter.replaceOp(
-        op, arrange(rewriter, loc, product, arranged, resultLoops));
+    rewriter.replaceOp(op,
+                       arrange(rewriter, loc, product, productLoops, outLoops));
     return success();
   }
 };
