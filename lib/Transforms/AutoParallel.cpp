@@ -77,19 +77,43 @@ priceReferences(const SearchProblem &problem, double timeLimit) {
                             : isB(node.layouts[s]);
   };
   // Megatron-LM's layout on a mesh of several axes: data parallel over the
-  // first, tensor parallel over the others.
+  // first, tensor parallel over the others, and every op reads parameters
+  // in such a layout (never gathered, as Megatron's weights never are).
   auto byAxis = [](NdSbpAttr layout, auto first, auto others) {
+    if (!layout)
+      return false;
     ArrayRef<SbpEntry> entries = layout.getEntries();
     return first(entries.front()) && llvm::all_of(entries.drop_front(), others);
   };
+  auto isSplit = [](SbpEntry e) { return e.isSplit(); };
+  auto isBroadcast = [](SbpEntry e) { return e.isBroadcast(); };
+  auto isBatchSplit = [](SbpEntry e) { return e.isSplit() && !e.getDim(); };
+  DenseSet<Value> parameters;
+  Block &entry = problem.getFunction().getFunctionBody().front();
+  for (const SearchProblem::Node &node : problem.getNodes())
+    if (node.kind == Kind::Argument && node.isParameter)
+      parameters.insert(entry.getArgument(node.index));
+  auto readsParameter = [&](Value value) {
+    while (Operation *op = value.getDefiningOp()) {
+      if (!isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
+               tensor::ExpandShapeOp, tensor::CastOp>(op))
+        return false;
+      value = op->getOperand(0);
+    }
+    return parameters.contains(value);
+  };
   Allow dataTensorParallel = [&](const SearchProblem::Node &node, unsigned s) {
-    if (node.kind != Kind::Argument)
+    if (node.kind == Kind::Argument)
+      return node.isParameter
+                 ? byAxis(node.layouts[s], isBroadcast, isSplit)
+                 : byAxis(node.layouts[s], isBatchSplit, isBroadcast);
+    if (node.kind != Kind::Op)
       return true;
-    auto isSplit = [](SbpEntry e) { return e.isSplit(); };
-    auto isBroadcast = [](SbpEntry e) { return e.isBroadcast(); };
-    auto splitsBatch = [](SbpEntry e) { return e.isSplit() && !e.getDim(); };
-    return node.isParameter ? byAxis(node.layouts[s], isBroadcast, isSplit)
-                            : byAxis(node.layouts[s], splitsBatch, isBroadcast);
+    for (auto [operand, layout] :
+         llvm::zip(node.op->getOperands(), node.signatures[s].operands))
+      if (readsParameter(operand) && !byAxis(layout, isBroadcast, isSplit))
+        return false;
+    return true;
   };
   SmallVector<std::pair<std::string, PlanCost>> references = {
       {"data parallel", solvePlan(problem, 0, dataParallel, timeLimit).cost},

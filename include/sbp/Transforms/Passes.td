@@ -90,7 +90,8 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     data parallel (inputs split along dimension 0 on every mesh axis,
     parameters replicated), tensor parallel (parameters split on every
     mesh axis) and, on meshes of several axes, data x tensor parallel
-    (data parallel over the first axis, tensor parallel over the others). Arguments whose dimension 0 equals the first result's are
+    (data parallel over the first axis, tensor parallel over the others,
+    weights never gathered). Arguments whose dimension 0 equals the first result's are
     inputs; the others are parameters.
 
     The mesh is `mesh=` (created as `@mesh` unless the module has one of
