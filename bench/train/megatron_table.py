@@ -101,8 +101,9 @@ def main():
     os.makedirs(work, exist_ok=True)
     print("| row | params (B) | GPUs | paper t, p | search's plan | step s | "
           "TFLOP/s per GPU | vs paper | paper's config priced, TFLOP/s | "
-          "search s |")
+          "sbp-opt s, all runs |")
     print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
+
     def make_step(name, hidden, heads, batch, layers):
         model = os.path.join(work, f"{name}.mlir")
         step = os.path.join(work, f"{name}-step.mlir")

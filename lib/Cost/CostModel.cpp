@@ -89,9 +89,8 @@ OpWork getLinalgWork(linalg::LinalgOp op, const NdSbpSignature &signature,
   // Named contractions, and the generic matrix products that
   // sbp-specialize-contractions makes named ones, get the tuned code path
   // (tiled and vectorized on CPUs, BLAS libraries on GPUs); other generic
-  // ones run as plain loops.
-  // The CPU lowering tunes plain matmuls only, so there batched generic
-  // products stay loops.
+  // ones run as plain loops, as do batched products on CPUs, whose
+  // lowering tunes plain matmuls only.
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   std::optional<MatrixProductLoops> product;
   if (generic)

@@ -56,7 +56,8 @@ mlir::sbp::matchMatrixProduct(linalg::GenericOp op) {
     } else if (inA && inB && inC) {
       continue; // A batch loop, ordered by the output below.
     } else if (inC && (inA != inB) && !m) {
-      m = loop, lhsOf = inA ? 0 : 1;
+      m = loop;
+      lhsOf = inA ? 0 : 1;
     } else if (inC && (inA != inB) && !n) {
       n = loop;
       // The input without `m` must hold `n`.
@@ -73,6 +74,9 @@ mlir::sbp::matchMatrixProduct(linalg::GenericOp op) {
     if (loop != *m && loop != *n)
       loops.batch.push_back(loop);
   }
-  loops.m = *m, loops.n = *n, loops.k = *k, loops.lhs = lhsOf;
+  loops.m = *m;
+  loops.n = *n;
+  loops.k = *k;
+  loops.lhs = lhsOf;
   return loops;
 }
