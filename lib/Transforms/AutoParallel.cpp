@@ -39,22 +39,22 @@ using Clock = std::chrono::steady_clock;
 
 /// The reference strategies of the report, each the best plan under its
 /// constraint, priced by the same model: replicated (every value `B`), data
-/// parallel (inputs split along dimension 0 on every axis, parameters `B`)
-/// and tensor parallel (parameters split on every axis, inputs `B`).
+/// parallel (inputs split along dimension 0 on every axis, parameters `B`),
+/// tensor parallel (parameters split on every axis, inputs `B`) and, on
+/// meshes of several axes, data x tensor parallel (Megatron-LM's layout).
 SmallVector<std::pair<std::string, PlanCost>>
 priceReferences(const SearchProblem &problem, double timeLimit) {
-  auto isB = [](NdSbpAttr layout) {
-    return !layout || llvm::all_of(layout.getEntries(),
-                                   [](SbpEntry e) { return e.isBroadcast(); });
+  auto isBroadcast = [](SbpEntry e) { return e.isBroadcast(); };
+  auto isSplit = [](SbpEntry e) { return e.isSplit(); };
+  auto isBatchSplit = [](SbpEntry e) { return e.isSplit() && !e.getDim(); };
+  auto isB = [&](NdSbpAttr layout) {
+    return !layout || llvm::all_of(layout.getEntries(), isBroadcast);
   };
-  auto splitsEverywhere = [](NdSbpAttr layout) {
-    return llvm::all_of(layout.getEntries(),
-                        [](SbpEntry e) { return e.isSplit(); });
+  auto splitsEverywhere = [&](NdSbpAttr layout) {
+    return llvm::all_of(layout.getEntries(), isSplit);
   };
-  auto splitsBatch = [](NdSbpAttr layout) {
-    return llvm::all_of(layout.getEntries(), [](SbpEntry e) {
-      return e.isSplit() && e.getDim() == 0;
-    });
+  auto splitsBatch = [&](NdSbpAttr layout) {
+    return llvm::all_of(layout.getEntries(), isBatchSplit);
   };
   using Kind = SearchProblem::NodeKind;
   Allow replicated = [&](const SearchProblem::Node &node, unsigned s) {
@@ -85,9 +85,6 @@ priceReferences(const SearchProblem &problem, double timeLimit) {
     ArrayRef<SbpEntry> entries = layout.getEntries();
     return first(entries.front()) && llvm::all_of(entries.drop_front(), others);
   };
-  auto isSplit = [](SbpEntry e) { return e.isSplit(); };
-  auto isBroadcast = [](SbpEntry e) { return e.isBroadcast(); };
-  auto isBatchSplit = [](SbpEntry e) { return e.isSplit() && !e.getDim(); };
   DenseSet<Value> parameters;
   Block &entry = problem.getFunction().getFunctionBody().front();
   for (const SearchProblem::Node &node : problem.getNodes())
