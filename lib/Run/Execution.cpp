@@ -101,8 +101,9 @@ Execution::Execution(const Pipeline &pipeline, std::vector<TensorSpec> results,
                      ExecutionOptions options)
     : pipeline(&pipeline), results(std::move(results)),
       options(std::move(options)) {
-  for (int64_t mb = 0; mb < pipeline.microBatches; ++mb)
-    taskNames.push_back("F" + std::to_string(mb));
+  for (const char *kind : {"F", "B"})
+    for (int64_t mb = 0; mb < pipeline.microBatches; ++mb)
+      taskNames.push_back(kind + std::to_string(mb));
 }
 
 void Execution::runRank(int64_t rank, sbp_comm *comm,

@@ -12,6 +12,7 @@
 
 #include "sbp/Run/Execution.h"
 #include "sbp/Runtime/sbp_program.h"
+#include <map>
 
 using namespace sbp::run;
 using sbp::runtime::LayoutEntry;
@@ -31,11 +32,88 @@ sbp::runtime::Layout microBatchLayout(int64_t count, LayoutEntry::Kind kind,
   return layout;
 }
 
+/// This device's shards of each argument of `program` that comes from an
+/// input: whole, or one per micro-batch.
+std::vector<std::vector<NpyArray>>
+getInputShards(const StageProgram &program, const std::vector<NpyArray> &inputs,
+               const std::vector<int64_t> &coords, int64_t microBatches) {
+  std::vector<std::vector<NpyArray>> shards(program.args.size());
+  for (size_t a = 0; a < program.args.size(); ++a) {
+    const StageSource &source = program.sources[a];
+    if (source.kind != StageSource::Input)
+      continue;
+    const NpyArray &input = inputs[source.input];
+    if (source.microBatchDim < 0) {
+      shards[a].push_back(
+          sbp::runtime::extractShard(input, program.args[a].layout, coords));
+      continue;
+    }
+    sbp::runtime::Layout cut = microBatchLayout(
+        microBatches, LayoutEntry::Split, source.microBatchDim);
+    for (int64_t mb = 0; mb < microBatches; ++mb)
+      shards[a].push_back(sbp::runtime::extractShard(
+          sbp::runtime::extractShard(input, cut, {mb}), program.args[a].layout,
+          coords));
+  }
+  return shards;
+}
+
+/// `sum += value`, element-wise, for the float types gradients come in.
+bool accumulate(NpyArray &sum, const NpyArray &value) {
+  if (sum.data.empty()) {
+    sum = value;
+    return true;
+  }
+  if (sum.dtype != value.dtype || sum.data.size() != value.data.size())
+    return false;
+  int64_t n = sum.numElements();
+  if (sum.dtype == SBP_F64) {
+    auto *out = reinterpret_cast<double *>(sum.data.data());
+    auto *in = reinterpret_cast<const double *>(value.data.data());
+    for (int64_t i = 0; i < n; ++i)
+      out[i] += in[i];
+    return true;
+  }
+  if (sum.dtype != SBP_F32)
+    return false;
+  auto *out = reinterpret_cast<float *>(sum.data.data());
+  auto *in = reinterpret_cast<const float *>(value.data.data());
+  for (int64_t i = 0; i < n; ++i)
+    out[i] += in[i];
+  return true;
+}
+
+double readScalar(const NpyArray &array) {
+  if (array.data.empty())
+    return 0;
+  return array.dtype == SBP_F64
+             ? *reinterpret_cast<const double *>(array.data.data())
+             : *reinterpret_cast<const float *>(array.data.data());
+}
+
 } // namespace
+
+void Execution::setPlaceholders(std::vector<NpyArray> &rankResults) const {
+  // The program's outputs a stage computes; ranks of other stages hold
+  // empty tensors of the output's rank (one zero of a scalar), so that
+  // every rank has the same results to gather.
+  int64_t microBatches = pipeline->microBatches;
+  rankResults.assign(results.size() * microBatches, NpyArray());
+  for (size_t o = 0; o < results.size(); ++o)
+    for (int64_t mb = 0; mb < microBatches; ++mb) {
+      NpyArray &empty = rankResults[o * microBatches + mb];
+      empty.dtype = results[o].dtype;
+      empty.shape.assign(results[o].localShape.size(), 0);
+      if (empty.shape.empty())
+        empty.data.assign(sbp_dtype_size(empty.dtype), 0);
+    }
+}
 
 void Execution::runPipelineRank(int64_t rank, sbp_comm *comm,
                                 const std::vector<NpyArray> &inputs,
                                 std::vector<NpyArray> &rankResults) {
+  if (pipeline->training)
+    return runTrainingPipelineRank(rank, comm, inputs, rankResults);
   std::vector<int64_t> coords = sbp::runtime::getCoords(options.mesh, rank);
   int64_t numStages = pipeline->stages.size(), stage = coords[0];
   int64_t microBatches = pipeline->microBatches;
@@ -44,32 +122,10 @@ void Execution::runPipelineRank(int64_t rank, sbp_comm *comm,
   // This device's shard of each input, per micro-batch when it is cut:
   // micro-batches are an SBP split of the batch along a virtual axis.
   size_t numArgs = mine.args.size();
-  std::vector<std::vector<NpyArray>> shards(numArgs);
-  for (size_t a = 0; a < numArgs; ++a) {
-    const StageSource &source = mine.sources[a];
-    const NpyArray &input = inputs[source.input];
-    if (source.microBatchDim < 0) {
-      shards[a].push_back(
-          sbp::runtime::extractShard(input, mine.args[a].layout, coords));
-      continue;
-    }
-    sbp::runtime::Layout cut = microBatchLayout(
-        microBatches, LayoutEntry::Split, source.microBatchDim);
-    for (int64_t mb = 0; mb < microBatches; ++mb)
-      shards[a].push_back(sbp::runtime::extractShard(
-          sbp::runtime::extractShard(input, cut, {mb}), mine.args[a].layout,
-          coords));
-  }
-  // The program's outputs this stage computes; ranks of other stages hold
-  // empty tensors of the output's rank.
+  std::vector<std::vector<NpyArray>> shards =
+      getInputShards(mine, inputs, coords, microBatches);
   size_t numOutputs = pipeline->outputs.size();
-  rankResults.assign(numOutputs * microBatches, NpyArray());
-  for (size_t o = 0; o < numOutputs; ++o)
-    for (int64_t mb = 0; mb < microBatches; ++mb) {
-      NpyArray &empty = rankResults[o * microBatches + mb];
-      empty.dtype = results[o].dtype;
-      empty.shape.assign(results[o].localShape.size(), 0);
-    }
+  setPlaceholders(rankResults);
 
   std::vector<sbp::runtime::PipelineTask> tasks = sbp::runtime::getStageTasks(
       pipeline->schedule, stage, numStages, microBatches, /*backward=*/false);
@@ -108,6 +164,127 @@ void Execution::runPipelineRank(int64_t rank, sbp_comm *comm,
   sbp_program_set_comm(nullptr);
 }
 
+void Execution::runTrainingPipelineRank(int64_t rank, sbp_comm *comm,
+                                        const std::vector<NpyArray> &inputs,
+                                        std::vector<NpyArray> &rankResults) {
+  std::vector<int64_t> coords = sbp::runtime::getCoords(options.mesh, rank);
+  int64_t numStages = pipeline->stages.size(), stage = coords[0];
+  int64_t microBatches = pipeline->microBatches;
+  const PipelineStage &mine = pipeline->stages[stage];
+  const StageProgram &back = mine.backward, &update = mine.update;
+
+  // The parameters and optimizer state live in the stage between steps:
+  // one shard per input, in the layout all three programs take it in
+  // (checked when the pipeline was read); the batch, per micro-batch.
+  std::vector<std::vector<NpyArray>> forwardShards =
+      getInputShards(mine, inputs, coords, microBatches);
+  std::vector<std::vector<NpyArray>> backwardShards =
+      getInputShards(back, inputs, coords, microBatches);
+  std::map<int64_t, NpyArray> carried;
+  for (size_t a = 0; a < update.args.size(); ++a)
+    if (update.sources[a].kind == StageSource::Input)
+      carried[update.sources[a].input] = sbp::runtime::extractShard(
+          inputs[update.sources[a].input], update.args[a].layout, coords);
+  auto bind = [&](const StageProgram &program,
+                  std::vector<std::vector<NpyArray>> &shards, int64_t mb,
+                  std::vector<NpyArray> *saved, std::vector<NpyArray> *sums) {
+    std::vector<NpyArray *> args(program.args.size());
+    for (size_t a = 0; a < args.size(); ++a) {
+      const StageSource &source = program.sources[a];
+      if (source.kind == StageSource::Saved)
+        args[a] = &(*saved)[source.index];
+      else if (source.kind == StageSource::Gradient)
+        args[a] = &(*sums)[source.index];
+      else if (carried.count(source.input) && source.microBatchDim < 0)
+        args[a] = &carried[source.input];
+      else
+        args[a] = &shards[a][shards[a].size() == 1 ? 0 : mb];
+    }
+    return args;
+  };
+
+  size_t numOutputs = pipeline->outputs.size();
+  setPlaceholders(rankResults);
+  int64_t numSaved = 0;
+  for (const StageSource &source : back.sources)
+    numSaved += source.kind == StageSource::Saved;
+  size_t keptResults = mine.results.size() - numSaved;
+
+  std::vector<sbp::runtime::PipelineTask> tasks = sbp::runtime::getStageTasks(
+      pipeline->schedule, stage, numStages, microBatches, /*backward=*/true);
+  bool timed = options.benchIterations > 0 || options.trace;
+  std::vector<double> stepLosses;
+  sbp_program_set_comm(comm);
+  for (int64_t step = 0; step < options.trainSteps; ++step) {
+    bool recorded = timed && (options.benchIterations == 0 || step > 0);
+    std::vector<sbp_span> taskSpans;
+    synchronize();
+    sbp_program_trace(recorded);
+    double begin = sbp_program_now_us();
+    std::vector<std::vector<NpyArray>> saved(microBatches);
+    std::vector<NpyArray> sums;
+    double loss = 0;
+    for (const sbp::runtime::PipelineTask &task : tasks) {
+      int64_t mb = task.microBatch;
+      double start = sbp_program_now_us();
+      std::vector<NpyArray> outs;
+      if (!task.backward) {
+        mine.entry->call(bind(mine, forwardShards, mb, nullptr, nullptr),
+                         mine.results, outs);
+        for (size_t o = 0; o < numOutputs; ++o) {
+          const PipelineOutput &output = pipeline->outputs[o];
+          if (output.stage != stage || output.update)
+            continue;
+          loss += readScalar(outs[output.result]);
+          rankResults[o * microBatches + mb] = outs[output.result];
+        }
+        saved[mb].assign(std::make_move_iterator(outs.begin() + keptResults),
+                         std::make_move_iterator(outs.end()));
+      } else {
+        back.entry->call(bind(back, backwardShards, mb, &saved[mb], nullptr),
+                         back.results, outs);
+        saved[mb].clear();
+        sums.resize(outs.size());
+        for (size_t g = 0; g < outs.size(); ++g)
+          if (!accumulate(sums[g], outs[g]))
+            sbp_comm_abort(comm, "pipelined training: the gradients must be "
+                                 "f32 or f64 to be summed over micro-batches");
+      }
+      if (recorded)
+        taskSpans.push_back(
+            {taskNames[(task.backward ? microBatches : 0) + mb].c_str(), start,
+             sbp_program_now_us()});
+    }
+    std::vector<NpyArray> outs;
+    update.entry->call(bind(update, forwardShards, 0, nullptr, &sums),
+                       update.results, outs);
+    for (size_t r = 0; r < outs.size(); ++r)
+      carried[update.sources[r].input] = outs[r];
+    double end = sbp_program_now_us();
+    sbp_program_trace(false);
+    if (recorded)
+      record(rank, begin, end, std::move(taskSpans));
+    stepLosses.push_back(loss);
+    if (step + 1 == options.trainSteps)
+      for (size_t o = 0; o < numOutputs; ++o)
+        if (pipeline->outputs[o].update && pipeline->outputs[o].stage == stage)
+          rankResults[o * microBatches] =
+              std::move(outs[pipeline->outputs[o].result]);
+  }
+
+  // The losses are the last stage's: its devices send them to those of
+  // stage 0, whose rank 0 reports them.
+  int64_t axis = 0, steps = stepLosses.size();
+  sbp_tensor curve{stepLosses.data(), 1, &steps, SBP_F64};
+  if (numStages > 1 && stage == numStages - 1)
+    sbp_send(comm, &axis, 1, &curve, 0);
+  if (numStages > 1 && stage == 0)
+    sbp_recv(comm, &axis, 1, &curve, numStages - 1);
+  if (rank == 0)
+    losses = stepLosses;
+  sbp_program_set_comm(nullptr);
+}
+
 bool Execution::assemblePipelineOutputs(
     std::vector<std::vector<NpyArray>> &rankResults,
     std::vector<NpyArray> &outputs, std::string &error) {
@@ -129,10 +306,14 @@ bool Execution::assemblePipelineOutputs(
   outputs.assign(pipeline->outputs.size(), NpyArray());
   for (size_t o = 0; o < pipeline->outputs.size(); ++o) {
     const PipelineOutput &output = pipeline->outputs[o];
-    const TensorSpec &spec =
-        pipeline->stages[output.stage].results[output.result];
+    const PipelineStage &stage = pipeline->stages[output.stage];
+    const TensorSpec &spec = output.update
+                                 ? stage.update.results[output.result]
+                                 : stage.results[output.result];
+    // An update's result is computed once per step.
+    int64_t pieceCount = output.update ? 1 : microBatches;
     std::vector<NpyArray> pieces;
-    for (int64_t mb = 0; mb < microBatches; ++mb) {
+    for (int64_t mb = 0; mb < pieceCount; ++mb) {
       // The stage's devices in order hold the micro-batch's shards.
       std::vector<NpyArray> shards;
       for (int64_t r = 0; r < stageSize; ++r)
@@ -149,6 +330,10 @@ bool Execution::assemblePipelineOutputs(
     }
     // The micro-batches' results are the shards of the whole along the
     // virtual micro-batch axis.
+    if (output.update) {
+      outputs[o] = std::move(pieces.front());
+      continue;
+    }
     sbp::runtime::Layout whole = microBatchLayout(
         microBatches,
         output.combine == PipelineOutput::Concat ? LayoutEntry::Split

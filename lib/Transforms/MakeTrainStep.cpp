@@ -8,12 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
-#include "mlir/Pass/PassManager.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/Transforms/Passes.h"
 #include "sbp/Transforms/Autodiff.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Pipelining.h"
+#include "sbp/Transforms/TrainStep.h"
 
 namespace mlir {
 namespace sbp {
@@ -145,9 +146,8 @@ private:
   FailureOr<SmallVector<int64_t>> getParams(func::FuncOp func);
   /// `loss`, with `auto` resolved for `func`.
   FailureOr<std::string> getLossKind(func::FuncOp func);
-  /// The updated parameters and optimizer state from the gradients.
-  SmallVector<Value> buildUpdate(OpBuilder &b, Location loc, ValueRange params,
-                                 ValueRange state, ArrayRef<Value> gradients);
+  /// The optimizer and its hyperparameters, from the options.
+  OptimizerSpec getSpec() const;
 };
 
 func::FuncOp SbpMakeTrainStepPass::findFunction() {
@@ -238,96 +238,17 @@ FailureOr<std::string> SbpMakeTrainStepPass::getLossKind(func::FuncOp func) {
   return kind;
 }
 
-SmallVector<Value>
-SbpMakeTrainStepPass::buildUpdate(OpBuilder &b, Location loc, ValueRange params,
-                                  ValueRange state, ArrayRef<Value> gradients) {
-  MLIRContext *ctx = b.getContext();
-  bool adam = optimizer == "adamw";
-  double decay = weightDecay >= 0 ? weightDecay.getValue() : adam ? 0.01 : 0;
-  SmallVector<Value> newParams, newState;
-  // AdamW: the bias corrections 1 - beta^t of this step, as tensors of
-  // rank 0 that every update reads.
-  Value correction1, correction2, step;
-  if (adam) {
-    Value count = state.back();
-    auto scalarType = cast<RankedTensorType>(count.getType());
-    Type element = scalarType.getElementType();
-    auto splat = [&](double value) -> Value {
-      return arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(scalarType, b.getFloatAttr(element, value)));
-    };
-    step = arith::AddFOp::create(b, loc, count, splat(1));
-    auto correction = [&](double beta) -> Value {
-      return arith::SubFOp::create(
-          b, loc, splat(1), math::PowFOp::create(b, loc, splat(beta), step));
-    };
-    correction1 = correction(beta1);
-    correction2 = correction(beta2);
-  }
-  for (auto [i, param, gradient] : llvm::enumerate(params, gradients)) {
-    auto type = cast<RankedTensorType>(param.getType());
-    Type element = type.getElementType();
-    int64_t rank = type.getRank();
-    AffineMap id = getIdentity(ctx, rank),
-              scalar = AffineMap::get(rank, 0, {}, ctx);
-    SmallVector<Value> inputs = {param, gradient};
-    SmallVector<AffineMap> maps = {id, id};
-    int64_t results = 1;
-    if (adam) {
-      inputs.append({state[2 * i], state[2 * i + 1], correction1, correction2});
-      maps.append({id, id, scalar, scalar});
-      results = 3;
-    }
-    SmallVector<Value> inits;
-    for (int64_t r = 0; r < results; ++r) {
-      inits.push_back(
-          tensor::EmptyOp::create(b, loc, type.getShape(), element));
-      maps.push_back(id);
-    }
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    auto update = linalg::GenericOp::create(
-        b, loc, SmallVector<Type>(results, type), inputs, inits, maps,
-        iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
-          auto c = [&](double value) {
-            return constant(nb, l, element, value);
-          };
-          auto mul = [&](Value x, Value y) -> Value {
-            return arith::MulFOp::create(nb, l, x, y);
-          };
-          auto add = [&](Value x, Value y) -> Value {
-            return arith::AddFOp::create(nb, l, x, y);
-          };
-          Value p = args[0], g = args[1];
-          Value direction = g;
-          SmallVector<Value> yields;
-          Value m, v;
-          if (adam) {
-            Value b1 = c(beta1), b2 = c(beta2);
-            m = add(mul(b1, args[2]), mul(c(1 - beta1), g));
-            v = add(mul(b2, args[3]), mul(c(1 - beta2), mul(g, g)));
-            Value mHat = arith::DivFOp::create(nb, l, m, args[4]);
-            Value vHat = arith::DivFOp::create(nb, l, v, args[5]);
-            Value root = add(math::SqrtOp::create(nb, l, vHat), c(epsilon));
-            direction = arith::DivFOp::create(nb, l, mHat, root);
-          }
-          if (decay != 0)
-            direction = add(direction, mul(c(decay), p));
-          yields.push_back(
-              arith::SubFOp::create(nb, l, p, mul(c(lr), direction)));
-          if (adam)
-            yields.append({m, v});
-          linalg::YieldOp::create(nb, l, yields);
-        });
-    newParams.push_back(update.getResult(0));
-    if (adam)
-      newState.append({update.getResult(1), update.getResult(2)});
-  }
-  if (adam)
-    newState.push_back(step);
-  llvm::append_range(newParams, newState);
-  return newParams;
+OptimizerSpec SbpMakeTrainStepPass::getSpec() const {
+  OptimizerSpec spec;
+  spec.kind = optimizer;
+  spec.lr = lr;
+  spec.beta1 = beta1;
+  spec.beta2 = beta2;
+  spec.epsilon = epsilon;
+  spec.weightDecay = weightDecay >= 0 ? weightDecay.getValue()
+                     : spec.isAdam()  ? 0.01
+                                      : 0;
+  return spec;
 }
 
 void SbpMakeTrainStepPass::runOnOperation() {
@@ -478,32 +399,168 @@ void SbpMakeTrainStepPass::runOnOperation() {
     return signalPassFailure();
   }
   SmallVector<Value> results =
-      buildUpdate(b, loc, params,
+      buildOptimizerUpdate(b, loc, getSpec(), params,
                   body->getArguments().slice(numParams, numState), *gradients);
   results.push_back(lossValue);
   func::ReturnOp::create(b, loc, results);
   step->setAttr(SbpDialect::getTrainStepAttrName(),
-                DictionaryAttr::get(
-                    ctx, {NamedAttribute(StringAttr::get(ctx, "optimizer"),
-                                         StringAttr::get(ctx, optimizer)),
-                          NamedAttribute(StringAttr::get(ctx, "params"),
-                                         b.getI64IntegerAttr(numParams)),
-                          NamedAttribute(StringAttr::get(ctx, "state"),
-                                         b.getI64IntegerAttr(numState))}));
+                getTrainStepAttr(ctx, getSpec(), numParams, numState));
   forward.erase();
 
-  // The backward pass recomputes payloads whole and reads every forward
-  // operand: drop what its ops do not use (an unused operand would still
-  // constrain its layout), fold and share the rest.
-  RewritePatternSet patterns(ctx);
-  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
-  if (failed(applyPatternsGreedily(step, std::move(patterns))))
-    return signalPassFailure();
-  OpPassManager cleanup(func::FuncOp::getOperationName());
-  cleanup.addPass(createCanonicalizerPass());
-  cleanup.addPass(createCSEPass());
-  if (failed(runPipeline(cleanup, step)))
+  if (failed(simplifyGradients(step)))
     return signalPassFailure();
 }
 
 } // namespace
+
+SmallVector<Value> mlir::sbp::buildOptimizerUpdate(OpBuilder &b, Location loc,
+                                                   const OptimizerSpec &spec,
+                                                   ValueRange params,
+                                                   ValueRange state,
+                                                   ArrayRef<Value> gradients) {
+  MLIRContext *ctx = b.getContext();
+  bool adam = spec.isAdam();
+  double decay = spec.weightDecay, beta1 = spec.beta1, beta2 = spec.beta2;
+  SmallVector<Value> newParams, newState;
+  // AdamW: the bias corrections 1 - beta^t of this step, as tensors of
+  // rank 0 that every update reads.
+  Value correction1, correction2, step;
+  if (adam) {
+    Value count = state.back();
+    auto scalarType = cast<RankedTensorType>(count.getType());
+    Type element = scalarType.getElementType();
+    auto splat = [&](double value) -> Value {
+      return arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(scalarType, b.getFloatAttr(element, value)));
+    };
+    step = arith::AddFOp::create(b, loc, count, splat(1));
+    auto correction = [&](double beta) -> Value {
+      return arith::SubFOp::create(
+          b, loc, splat(1), math::PowFOp::create(b, loc, splat(beta), step));
+    };
+    correction1 = correction(beta1);
+    correction2 = correction(beta2);
+  }
+  for (auto [i, param, gradient] : llvm::enumerate(params, gradients)) {
+    auto type = cast<RankedTensorType>(param.getType());
+    Type element = type.getElementType();
+    int64_t rank = type.getRank();
+    AffineMap id = getIdentity(ctx, rank),
+              scalar = AffineMap::get(rank, 0, {}, ctx);
+    SmallVector<Value> inputs = {param, gradient};
+    SmallVector<AffineMap> maps = {id, id};
+    int64_t results = 1;
+    if (adam) {
+      inputs.append({state[2 * i], state[2 * i + 1], correction1, correction2});
+      maps.append({id, id, scalar, scalar});
+      results = 3;
+    }
+    SmallVector<Value> inits;
+    for (int64_t r = 0; r < results; ++r) {
+      inits.push_back(
+          tensor::EmptyOp::create(b, loc, type.getShape(), element));
+      maps.push_back(id);
+    }
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto update = linalg::GenericOp::create(
+        b, loc, SmallVector<Type>(results, type), inputs, inits, maps,
+        iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+          auto c = [&](double value) {
+            return constant(nb, l, element, value);
+          };
+          auto mul = [&](Value x, Value y) -> Value {
+            return arith::MulFOp::create(nb, l, x, y);
+          };
+          auto add = [&](Value x, Value y) -> Value {
+            return arith::AddFOp::create(nb, l, x, y);
+          };
+          Value p = args[0], g = args[1];
+          Value direction = g;
+          SmallVector<Value> yields;
+          Value m, v;
+          if (adam) {
+            Value b1 = c(beta1), b2 = c(beta2);
+            m = add(mul(b1, args[2]), mul(c(1 - beta1), g));
+            v = add(mul(b2, args[3]), mul(c(1 - beta2), mul(g, g)));
+            Value mHat = arith::DivFOp::create(nb, l, m, args[4]);
+            Value vHat = arith::DivFOp::create(nb, l, v, args[5]);
+            Value root = add(math::SqrtOp::create(nb, l, vHat), c(spec.epsilon));
+            direction = arith::DivFOp::create(nb, l, mHat, root);
+          }
+          if (decay != 0)
+            direction = add(direction, mul(c(decay), p));
+          yields.push_back(
+              arith::SubFOp::create(nb, l, p, mul(c(spec.lr), direction)));
+          if (adam)
+            yields.append({m, v});
+          linalg::YieldOp::create(nb, l, yields);
+        });
+    newParams.push_back(update.getResult(0));
+    if (adam)
+      newState.append({update.getResult(1), update.getResult(2)});
+  }
+  if (adam)
+    newState.push_back(step);
+  llvm::append_range(newParams, newState);
+  return newParams;
+}
+
+DictionaryAttr mlir::sbp::getTrainStepAttr(MLIRContext *context,
+                                           const OptimizerSpec &spec,
+                                           int64_t params, int64_t state) {
+  Builder b(context);
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("optimizer", b.getStringAttr(spec.kind)),
+      b.getNamedAttr("params", b.getI64IntegerAttr(params)),
+      b.getNamedAttr("state", b.getI64IntegerAttr(state)),
+      b.getNamedAttr("lr", b.getF64FloatAttr(spec.lr)),
+      b.getNamedAttr("weight_decay", b.getF64FloatAttr(spec.weightDecay))};
+  if (spec.isAdam())
+    fields.append({b.getNamedAttr("beta1", b.getF64FloatAttr(spec.beta1)),
+                   b.getNamedAttr("beta2", b.getF64FloatAttr(spec.beta2)),
+                   b.getNamedAttr("epsilon", b.getF64FloatAttr(spec.epsilon))});
+  return b.getDictionaryAttr(fields);
+}
+
+OptimizerSpec mlir::sbp::getOptimizerSpec(func::FuncOp step) {
+  OptimizerSpec spec;
+  auto dict =
+      step->getAttrOfType<DictionaryAttr>(SbpDialect::getTrainStepAttrName());
+  if (!dict)
+    return spec;
+  if (auto kind = dict.getAs<StringAttr>("optimizer"))
+    spec.kind = kind.str();
+  if (!spec.isAdam())
+    spec.weightDecay = 0;
+  auto read = [&](StringRef name, double &value) {
+    if (auto attr = dict.getAs<FloatAttr>(name))
+      value = attr.getValueAsDouble();
+  };
+  read("lr", spec.lr);
+  read("weight_decay", spec.weightDecay);
+  read("beta1", spec.beta1);
+  read("beta2", spec.beta2);
+  read("epsilon", spec.epsilon);
+  return spec;
+}
+
+LogicalResult mlir::sbp::simplifyGradients(func::FuncOp func) {
+  // The backward pass recomputes payloads whole and reads every forward
+  // operand: drop what its ops do not use (an unused operand would still
+  // constrain its layout), fold and share the rest.
+  MLIRContext *ctx = func.getContext();
+  RewritePatternSet patterns(ctx);
+  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : ctx->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, ctx);
+  if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    return failure();
+  IRRewriter rewriter(ctx);
+  DominanceInfo dominance(func);
+  eliminateCommonSubExpressions(rewriter, dominance, func);
+  return success();
+}

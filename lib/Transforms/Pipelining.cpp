@@ -462,11 +462,17 @@ MeshOp sbp::createPipelineMesh(ModuleOp module, ArrayRef<int64_t> shape) {
 void sbp::recordPipeline(ModuleOp module, StringRef function,
                          ArrayRef<func::FuncOp> stages, MeshOp mesh,
                          int64_t microBatches, StringRef schedule,
-                         ArrayRef<PipelineOutput> outputs) {
+                         ArrayRef<PipelineOutput> outputs,
+                         ArrayRef<func::FuncOp> backward,
+                         ArrayRef<func::FuncOp> update) {
   Builder builder(module.getContext());
-  SmallVector<Attribute> stageRefs, outputAttrs;
-  for (func::FuncOp stage : stages)
-    stageRefs.push_back(FlatSymbolRefAttr::get(stage.getSymNameAttr()));
+  SmallVector<Attribute> outputAttrs;
+  auto refs = [&](ArrayRef<func::FuncOp> funcs) {
+    SmallVector<Attribute> refs;
+    for (func::FuncOp func : funcs)
+      refs.push_back(FlatSymbolRefAttr::get(func.getSymNameAttr()));
+    return builder.getArrayAttr(refs);
+  };
   for (const PipelineOutput &output : outputs) {
     SmallVector<NamedAttribute> fields = {
         builder.getNamedAttr("stage", builder.getI64IntegerAttr(output.stage)),
@@ -477,18 +483,23 @@ void sbp::recordPipeline(ModuleOp module, StringRef function,
     if (output.combine.kind == MicroBatchResult::Concat)
       fields.push_back(builder.getNamedAttr(
           "dim", builder.getI64IntegerAttr(output.combine.dim)));
+    if (output.update)
+      fields.push_back(builder.getNamedAttr("update", builder.getUnitAttr()));
     outputAttrs.push_back(builder.getDictionaryAttr(fields));
   }
-  module->setAttr(
-      SbpDialect::getPipelineAttrName(),
-      builder.getDictionaryAttr({
-          builder.getNamedAttr("function", builder.getStringAttr(function)),
-          builder.getNamedAttr("mesh",
-                               FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
-          builder.getNamedAttr("stages", builder.getArrayAttr(stageRefs)),
-          builder.getNamedAttr("micro_batches",
-                               builder.getI64IntegerAttr(microBatches)),
-          builder.getNamedAttr("schedule", builder.getStringAttr(schedule)),
-          builder.getNamedAttr("outputs", builder.getArrayAttr(outputAttrs)),
-      }));
+  SmallVector<NamedAttribute> fields = {
+      builder.getNamedAttr("function", builder.getStringAttr(function)),
+      builder.getNamedAttr("mesh",
+                           FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
+      builder.getNamedAttr("stages", refs(stages)),
+      builder.getNamedAttr("micro_batches",
+                           builder.getI64IntegerAttr(microBatches)),
+      builder.getNamedAttr("schedule", builder.getStringAttr(schedule)),
+      builder.getNamedAttr("outputs", builder.getArrayAttr(outputAttrs))};
+  if (!backward.empty()) {
+    fields.push_back(builder.getNamedAttr("backward", refs(backward)));
+    fields.push_back(builder.getNamedAttr("update", refs(update)));
+  }
+  module->setAttr(SbpDialect::getPipelineAttrName(),
+                  builder.getDictionaryAttr(fields));
 }

@@ -9,6 +9,7 @@
 #include "sbp/Cost/Cluster.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Pipelining.h"
+#include "sbp/Transforms/TrainStep.h"
 
 namespace mlir {
 namespace sbp {
@@ -99,9 +100,14 @@ void SbpSplitStagesPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  // A training step is pipelined as its loss function, whose stages then
+  // get their backward and update functions.
+  auto trainStep =
+      func->getAttrOfType<DictionaryAttr>(SbpDialect::getTrainStepAttrName());
+  OptimizerSpec optimizer = getOptimizerSpec(func);
   SmallVector<int64_t> batch(batchArgs.begin(), batchArgs.end());
   if (batchArgs.empty())
-    batch = getDefaultBatchArgs(func);
+    batch = trainStep ? getTrainBatchArgs(func) : getDefaultBatchArgs(func);
   for (int64_t arg : batch)
     if (arg < 0 || arg >= func.getNumArguments()) {
       emitError(func.getLoc())
@@ -109,6 +115,8 @@ void SbpSplitStagesPass::runOnOperation() {
           << " has no argument #" << arg;
       return signalPassFailure();
     }
+  if (trainStep)
+    reduceToLoss(func);
   MicroBatching batching;
   if (failed(microBatch(func, microBatches, batch, batching)))
     return signalPassFailure();
@@ -144,9 +152,19 @@ void SbpSplitStagesPass::runOnOperation() {
     }
     shape = *parsed;
   }
+  SmallVector<func::FuncOp> backward, update;
+  if (trainStep) {
+    SmallVector<PipelineOutput> stepOutputs;
+    if (failed(buildTrainingStages(
+            func, optimizer, cast<IntegerAttr>(trainStep.get("params")).getInt(),
+            cast<IntegerAttr>(trainStep.get("state")).getInt(), *stageFuncs,
+            outputs.front(), backward, update, stepOutputs)))
+      return signalPassFailure();
+    outputs = std::move(stepOutputs);
+  }
   recordPipeline(module, func.getSymName(), *stageFuncs,
                  createPipelineMesh(module, shape), microBatches, schedule,
-                 outputs);
+                 outputs, backward, update);
   func.erase();
 }
 

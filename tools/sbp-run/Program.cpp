@@ -109,30 +109,75 @@ auto ::sbp::run::describePipeline(ModuleOp module,
       dict.getAs<IntegerAttr>("micro_batches").getValue().getSExtValue();
   pipeline.schedule = *::sbp::runtime::parseSchedule(
       dict.getAs<StringAttr>("schedule").getValue().str());
-  for (Attribute ref : dict.getAs<ArrayAttr>("stages")) {
+  auto backward = dict.getAs<ArrayAttr>("backward");
+  auto update = dict.getAs<ArrayAttr>("update");
+  pipeline.training = backward != nullptr;
+  // One program of a stage, its arguments' sources read.
+  auto describeProgram = [&](Attribute ref,
+                             StageProgram &program) -> std::optional<std::string> {
     auto func = module.lookupSymbol<func::FuncOp>(
         cast<FlatSymbolRefAttr>(ref).getValue());
-    PipelineStage stage;
-    if (auto error = describeEntry(func, mesh, stage.args, stage.results))
-      return "@" + func.getSymName().str() + ": " + *error;
+    std::string name = "@" + func.getSymName().str();
+    if (auto error = describeEntry(func, mesh, program.args, program.results))
+      return name + ": " + *error;
+    int64_t saved = 0;
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       auto source = func.getArgAttrOfType<DictionaryAttr>(
           i, mlir::sbp::SbpDialect::getSourceAttrName());
       if (!source)
-        return "@" + func.getSymName().str() + ": argument #" +
-               std::to_string(i) + " has no sbp.source";
-      auto input = source.getAs<IntegerAttr>("input");
-      if (!input)
-        return "@" + func.getSymName().str() + ": argument #" +
-               std::to_string(i) +
-               " comes from another stage; run sbp-insert-transfers";
+        return name + ": argument #" + std::to_string(i) +
+               " has no sbp.source";
       StageSource from;
-      from.input = input.getInt();
-      if (auto dim = source.getAs<IntegerAttr>("micro_batch_dim"))
-        from.microBatchDim = dim.getInt();
-      stage.sources.push_back(from);
+      if (auto input = source.getAs<IntegerAttr>("input")) {
+        from.input = input.getInt();
+        if (auto dim = source.getAs<IntegerAttr>("micro_batch_dim"))
+          from.microBatchDim = dim.getInt();
+      } else if (auto gradient = source.getAs<IntegerAttr>("gradient")) {
+        from.kind = StageSource::Gradient;
+        from.index = gradient.getInt();
+      } else if (pipeline.training && source.contains("stage") &&
+                 llvm::is_contained(backward, ref)) {
+        // What the forward received, as it saved it.
+        from.kind = StageSource::Saved;
+        from.index = saved++;
+      } else {
+        return name + ": argument #" + std::to_string(i) +
+               " comes from another stage; run sbp-insert-transfers";
+      }
+      program.sources.push_back(from);
     }
     stageNames.push_back(func.getSymName().str());
+    return std::nullopt;
+  };
+  for (auto [k, ref] : llvm::enumerate(dict.getAs<ArrayAttr>("stages"))) {
+    PipelineStage stage;
+    if (auto error = describeProgram(ref, stage))
+      return error;
+    if (pipeline.training) {
+      if (auto error = describeProgram(backward[k], stage.backward))
+        return error;
+      if (auto error = describeProgram(update[k], stage.update))
+        return error;
+      // The parameters and state stay in the stage between steps in the
+      // update's layouts, which the forward and backward must share.
+      for (StageProgram *program : {(StageProgram *)&stage, &stage.backward})
+        for (auto [spec, source] : llvm::zip(program->args, program->sources))
+          for (auto [kept, keptSource] :
+               llvm::zip(stage.update.args, stage.update.sources))
+            if (source.kind == StageSource::Input &&
+                keptSource.kind == StageSource::Input &&
+                source.input == keptSource.input &&
+                spec.layout.entries != kept.layout.entries)
+              return "stage " + std::to_string(k) + ": input #" +
+                     std::to_string(source.input) +
+                     " is laid out differently in its forward or backward "
+                     "than in its update";
+      for (auto [spec, result] :
+           llvm::zip(stage.update.args, stage.update.results))
+        if (spec.layout.entries != result.layout.entries)
+          return "@" + stageNames.back() +
+                 ": an updated value is not laid out as its argument";
+    }
     pipeline.stages.push_back(std::move(stage));
   }
   for (Attribute element : dict.getAs<ArrayAttr>("outputs")) {
@@ -146,6 +191,7 @@ auto ::sbp::run::describePipeline(ModuleOp module,
                                       : PipelineOutput::Same;
     if (auto dim = output.getAs<IntegerAttr>("dim"))
       out.dim = dim.getInt();
+    out.update = output.contains("update");
     pipeline.outputs.push_back(out);
   }
   return std::nullopt;

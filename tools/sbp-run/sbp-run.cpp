@@ -480,9 +480,16 @@ int Runner::checkTrainFlags() {
       lossFlag != "cross-entropy")
     return usage("--loss " + lossFlag +
                  ": expected auto, result, mse or cross-entropy");
-  if (stagesFlag || backendFlag != "cpu" || emulateGpuFlag || !saveFlag.empty())
-    return usage("--train runs on --backend cpu, without --pipeline-stages, "
-                 "--save-program or --emulate-gpu, in this sbp-run");
+  if (backendFlag != "cpu" || emulateGpuFlag || !saveFlag.empty())
+    return usage("--train runs on --backend cpu, without --save-program or "
+                 "--emulate-gpu, in this sbp-run");
+  if (stagesFlag && (autoFlag || checkGradientsFlag))
+    return usage(std::string("--pipeline-stages with ") +
+                 (autoFlag ? "--train: the search does not choose the "
+                             "layouts of a training pipeline yet; drop --auto "
+                             "(the stages are balanced by work)"
+                           : "--check-gradients: gradients are checked "
+                             "without stages"));
   return 0;
 }
 
@@ -1074,12 +1081,19 @@ int Runner::runPipeline(ModuleOp logical, StringRef entryName,
                                           blasFlag, error);
   if (!program)
     return usage(inputFile + ": " + error);
+  // Each stage's programs, in the order describePipeline names them.
   std::vector<std::unique_ptr<EntryPoint>> entries;
-  for (auto [stage, name] : llvm::zip(pipeline.stages, names)) {
+  std::vector<StageProgram *> programs;
+  for (PipelineStage &stage : pipeline.stages) {
+    programs.push_back(&stage);
+    if (pipeline.training)
+      programs.insert(programs.end(), {&stage.backward, &stage.update});
+  }
+  for (auto [stageProgram, name] : llvm::zip(programs, names)) {
     entries.push_back(program->lookup(name, error));
     if (!entries.back())
       return usage(inputFile + ": " + error);
-    stage.entry = entries.back().get();
+    stageProgram->entry = entries.back().get();
   }
 
   ExecutionOptions options;
@@ -1088,6 +1102,8 @@ int Runner::runPipeline(ModuleOp logical, StringRef entryName,
   options.benchIterations = benchFlag;
   options.trace = !traceFlag.empty();
   options.useMpi = commFlag == "mpi";
+  if (trainFlag)
+    options.trainSteps = stepsFlag;
   Execution execution(pipeline, logicalResults, options);
   std::vector<NpyArray> outputs;
   if (!execution.run(inputs, outputs, error)) {

@@ -10,26 +10,39 @@
 
 namespace sbp::run {
 
-/// The input of the program a stage argument is: its number, and the
-/// dimension it is cut into micro-batches along (-1: whole).
+/// Where a stage argument comes from: an input of the program (its
+/// number, and the dimension it is cut into micro-batches along, -1:
+/// whole); in a training pipeline also the `index`-th value the stage's
+/// forward saved for its backward, or the `index`-th gradient of its
+/// backward summed over the micro-batches (for its update).
 struct StageSource {
-  int64_t input = 0, microBatchDim = -1;
+  enum Kind { Input, Saved, Gradient } kind = Input;
+  int64_t input = 0, microBatchDim = -1, index = 0;
 };
 
-/// One stage of a pipeline: a program partitioned on the whole mesh, `B`
-/// along its first axis, that receives and sends what passes between
-/// stages itself.
-struct PipelineStage {
+/// A program partitioned on the whole mesh, `B` along its first axis, that
+/// receives and sends what passes between stages itself.
+struct StageProgram {
   const EntryPoint *entry = nullptr;
   std::vector<TensorSpec> args, results;
   std::vector<StageSource> sources;
 };
 
-/// How an output of the program is made from a stage's results.
+/// One stage of a pipeline: its forward program; in a training pipeline
+/// also its backward (which returns the gradients of its parameters) and
+/// its update (which returns its parameters and optimizer state updated,
+/// in the order of its first arguments).
+struct PipelineStage : StageProgram {
+  StageProgram backward, update;
+};
+
+/// How an output of the program is made from a stage's results (or, with
+/// `update`, from its update's).
 struct PipelineOutput {
   int64_t stage = 0, result = 0;
   enum Combine { Concat, Sum, Same } combine = Same;
   int64_t dim = 0;
+  bool update = false;
 };
 
 /// A pipeline: stage k runs on the devices whose coordinate along the
@@ -39,6 +52,8 @@ struct Pipeline {
   int64_t microBatches = 1;
   runtime::PipelineSchedule schedule = runtime::PipelineSchedule::OneFOneB;
   std::vector<PipelineOutput> outputs;
+  /// A training pipeline: each stage has a backward and an update.
+  bool training = false;
 };
 
 struct ExecutionOptions {
@@ -144,6 +159,14 @@ private:
   void runPipelineRank(int64_t rank, sbp_comm *comm,
                        const std::vector<runtime::NpyArray> &inputs,
                        std::vector<runtime::NpyArray> &rankResults);
+  /// The same for a training pipeline: `options.trainSteps` steps, each
+  /// the schedule's forwards and backwards, the gradients summed over the
+  /// micro-batches, then the stage's update.
+  void runTrainingPipelineRank(int64_t rank, sbp_comm *comm,
+                               const std::vector<runtime::NpyArray> &inputs,
+                               std::vector<runtime::NpyArray> &rankResults);
+  /// A pipeline rank's results before its stage computes them.
+  void setPlaceholders(std::vector<runtime::NpyArray> &rankResults) const;
   /// The outputs from every rank's results of runPipelineRank.
   bool assemblePipelineOutputs(
       std::vector<std::vector<runtime::NpyArray>> &rankResults,

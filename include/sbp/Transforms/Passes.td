@@ -280,6 +280,20 @@ def SbpSplitStagesPass : Pass<"sbp-split-stages", "ModuleOp"> {
     partitioning, `sbp-insert-transfers` turns the values passed between
     stages into `sbp.send` and `sbp.recv`.
 
+    A training step (`sbp.train_step`, from `sbp-make-train-step`) is
+    pipelined as its loss: its batch is the arguments after the parameters
+    and state whose dimension 0 is that of the first of them, its loss
+    function (the ops the loss depends on) is cut as above, and each stage
+    gets two more functions: `@<f>_stage<k>_backward`, which recomputes the
+    stage's forward from its inputs and differentiates it (the gradients
+    of its results come from the stages that used them), returning the
+    gradients of what it received and of its parameters, and
+    `@<f>_stage<k>_update`, the optimizer's update of the stage's
+    parameters and their state from the gradients summed over the
+    micro-batches (gradient accumulation). `sbp.pipeline` names them
+    (`backward`, `update`); the updated parameters and state are outputs
+    of the updates.
+
     Constraints: the function has no layout annotations (a pipeline
     chooses the layouts of each stage); with more than one micro-batch
     some argument is a batch; batch arguments have a static
@@ -287,7 +301,8 @@ def SbpSplitStagesPass : Pass<"sbp-split-stages", "ModuleOp"> {
     between micro-batches; stages follow the data flow (no stage uses a
     value of a later one); there are at least as many ops as stages;
     `stages` and `sbp.stage` are not both given; the first axis of `mesh`
-    is the number of stages.
+    is the number of stages; a training step's parameters are each used by
+    one stage.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",
@@ -325,6 +340,12 @@ def SbpInsertTransfersPass : Pass<"sbp-insert-transfers", "ModuleOp"> {
     outputs; messages between two stages are sent and received in the
     order of the sender's results. A module without `sbp.pipeline` is left
     unchanged.
+
+    In a training pipeline the forward functions also return what they
+    received (after their other results, in argument order), which their
+    backward functions take as those arguments; a backward function's
+    `{backward = T, result = R}` arguments are received from stage `T`,
+    whose backward sends its result `R` instead of returning it.
 
     Constraints: the stages are partitioned (their arguments have local
     types) and a received argument's type is the type its sender returns.

@@ -18,6 +18,8 @@
 namespace mlir {
 namespace sbp {
 
+struct OptimizerSpec;
+
 /// How the micro-batches' results of one function result make the whole.
 struct MicroBatchResult {
   enum Kind {
@@ -74,6 +76,9 @@ void assignBalancedStages(func::FuncOp func, int64_t stages);
 struct PipelineOutput {
   int64_t stage = 0, result = 0;
   MicroBatchResult combine;
+  /// A result of the stage's update function (a training step's updated
+  /// parameter or optimizer state), computed once per step.
+  bool update = false;
 };
 
 /// Outlines the ops of `func`, assigned to stages by `sbp.stage` (ops
@@ -90,11 +95,45 @@ outlineStages(func::FuncOp func, const MicroBatching &batching,
 /// numbers the stages.
 MeshOp createPipelineMesh(ModuleOp module, ArrayRef<int64_t> shape);
 
-/// Writes the module's `sbp.pipeline` attribute.
+/// Writes the module's `sbp.pipeline` attribute; a training pipeline also
+/// names each stage's backward and update functions.
 void recordPipeline(ModuleOp module, StringRef function,
                     ArrayRef<func::FuncOp> stages, MeshOp mesh,
                     int64_t microBatches, StringRef schedule,
-                    ArrayRef<PipelineOutput> outputs);
+                    ArrayRef<PipelineOutput> outputs,
+                    ArrayRef<func::FuncOp> backward = {},
+                    ArrayRef<func::FuncOp> update = {});
+
+/// Rewrites the training step `step` (with `sbp.train_step`) in place into
+/// the function of its loss: the same arguments, the loss its only result,
+/// the backward pass and the update gone. `buildTrainingStages` rebuilds
+/// them per stage once the loss function is cut.
+void reduceToLoss(func::FuncOp step);
+
+/// The arguments of a training step that are its batch: those after the
+/// parameters and state whose dimension 0 has the size of the first one's.
+SmallVector<int64_t> getTrainBatchArgs(func::FuncOp step);
+
+/// The backward and update functions of the training pipeline whose
+/// forward stages `forward` were outlined from a training step's loss
+/// function (see reduceToLoss), and the step's outputs: for stage k,
+/// `<stage>_backward` takes the forward's arguments (those received from
+/// other stages as saved by the forward, `sbp.source = {stage, result}`)
+/// and the gradients of the forward's results from the stages that use
+/// them (`{backward = T, result = R}`), recomputes the forward and returns
+/// the gradients of its received arguments (sent back), then those of its
+/// parameters (`params` leading arguments of the step, then `state`); `<stage>_update` takes its parameters and their optimizer
+/// state (`{input = N}`) and the gradients summed over the micro-batches
+/// (`{gradient = J}`: the J-th parameter gradient of the backward) and
+/// returns them updated, in argument order. Fails with an error when a
+/// parameter is used by more than one stage.
+LogicalResult buildTrainingStages(func::FuncOp lossFunction,
+                                  const OptimizerSpec &spec, int64_t params,
+                                  int64_t state, ArrayRef<func::FuncOp> forward,
+                                  const PipelineOutput &loss,
+                                  SmallVectorImpl<func::FuncOp> &backward,
+                                  SmallVectorImpl<func::FuncOp> &update,
+                                  SmallVectorImpl<PipelineOutput> &outputs);
 
 } // namespace sbp
 } // namespace mlir

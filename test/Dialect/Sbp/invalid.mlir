@@ -407,15 +407,29 @@ func.func @stage(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]} or {stage = S, result = R} with non-negative integers}}
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
 func.func @source_form(%x: tensor<4xf32> {sbp.source = {stage = 0 : i64}}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]} or {stage = S, result = R} with non-negative integers}}
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
 func.func @source_both(%x: tensor<4xf32> {sbp.source = {input = 0 : i64, stage = 0 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
+func.func @source_gradient(%x: tensor<4xf32> {sbp.source = {gradient = 0 : i64, result = 0 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
+func.func @source_backward(%x: tensor<4xf32> {sbp.source = {backward = -1 : i64, result = 0 : i64}}) {
   return
 }
 
@@ -471,7 +485,7 @@ module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@nowhere
 
 // -----
 
-// expected-error @+1 {{'sbp.pipeline' has an output that is not {stage = S, result = R, combine = "concat" (with dim = D) | "sum" | "same"} of an existing stage result}}
+// expected-error @+1 {{'sbp.pipeline' has an output that is not {stage = S, result = R, combine = "concat" (with dim = D) | "sum" | "same" [, update]} of an existing stage (or update) result}}
 module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s], micro_batches = 1 : i64, schedule = "gpipe", outputs = [{stage = 0 : i64, result = 1 : i64, combine = "same"}]}} {
   sbp.mesh @p shape = [1]
   func.func @s() -> tensor<4xf32> {
@@ -540,4 +554,36 @@ func.func @train_loss(%p: tensor<4xf32>) -> (tensor<4xf32>, tensor<2xf32>) attri
 // expected-error@+1 {{'sbp.name' on argument #0 must be a string}}
 func.func @name(%p: tensor<4xf32> {sbp.name = 3 : i64}) {
   return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.pipeline' needs backward and update, both arrays of one function of the module per stage, or neither}}
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s], micro_batches = 1 : i64, schedule = "gpipe", outputs = [], backward = [@s]}} {
+  sbp.mesh @p shape = [1]
+  func.func @s() {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.pipeline' has an output of an update function but no update functions (or update is not a unit attribute)}}
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s], micro_batches = 1 : i64, schedule = "gpipe", outputs = [{stage = 0 : i64, result = 0 : i64, combine = "same", update}]}} {
+  sbp.mesh @p shape = [1]
+  func.func @s() -> tensor<4xf32> {
+    %c = arith.constant dense<0.0> : tensor<4xf32>
+    return %c : tensor<4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.pipeline' has an output that is not {stage = S, result = R, combine = "concat" (with dim = D) | "sum" | "same" [, update]} of an existing stage (or update) result}}
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s], micro_batches = 1 : i64, schedule = "gpipe", outputs = [{stage = 0 : i64, result = 1 : i64, combine = "same", update}], backward = [@s], update = [@s]}} {
+  sbp.mesh @p shape = [1]
+  func.func @s() -> tensor<4xf32> {
+    %c = arith.constant dense<0.0> : tensor<4xf32>
+    return %c : tensor<4xf32>
+  }
 }

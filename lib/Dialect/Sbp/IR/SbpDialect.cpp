@@ -56,24 +56,28 @@ int64_t getIndexField(DictionaryAttr dict, StringRef name) {
 LogicalResult verifySource(Operation *op, unsigned index, Attribute attr) {
   auto dict = dyn_cast<DictionaryAttr>(attr);
   auto func = dyn_cast<FunctionOpInterface>(op);
-  auto fail =
-      [&] {
-        return op->emitError()
-               << "'" << SbpDialect::getSourceAttrName() << "' on argument #"
-               << index
-               << " must be {input = N [, micro_batch_dim = D]} or {stage = S, "
-                  "result = R} with non-negative integers";
-      };
+  auto fail = [&] {
+    return op->emitError()
+           << "'" << SbpDialect::getSourceAttrName() << "' on argument #"
+           << index
+           << " must be {input = N [, micro_batch_dim = D]}, {stage = S, "
+              "result = R}, {backward = S, result = R} or {gradient = J} with "
+              "non-negative integers";
+  };
   if (!dict || !func)
     return fail();
+  auto has = [&](StringRef name) { return getIndexField(dict, name) >= 0; };
   bool isInput = dict.contains("input");
-  if (isInput ? getIndexField(dict, "input") < 0 || dict.contains("stage")
-              : getIndexField(dict, "stage") < 0 ||
-                    getIndexField(dict, "result") < 0)
+  size_t fields = dict.size();
+  bool valid =
+      isInput ? has("input") && (fields == 1 ||
+                                 (fields == 2 && dict.contains("micro_batch_dim")))
+      : dict.contains("gradient")
+          ? has("gradient") && fields == 1
+          : (has("stage") || has("backward")) && has("result") && fields == 2;
+  if (!valid)
     return fail();
-  if (dict.size() != 2 && !(isInput && dict.size() == 1))
-    return fail();
-  if (isInput && dict.size() == 2) {
+  if (isInput && fields == 2) {
     int64_t dim = getIndexField(dict, "micro_batch_dim");
     auto type = dyn_cast<ShapedType>(func.getArgumentTypes()[index]);
     if (dim < 0 || !type || !type.hasRank() || dim >= type.getRank())
@@ -111,28 +115,48 @@ LogicalResult verifyPipeline(Operation *op, Attribute attr) {
   if (schedule.getValue() != "gpipe" && schedule.getValue() != "1f1b")
     return fail("has schedule \"" + schedule.getValue() +
                 "\"; expected \"gpipe\" or \"1f1b\"");
-  SmallVector<FunctionOpInterface> funcs;
-  for (Attribute stage : stages) {
-    auto ref = dyn_cast<FlatSymbolRefAttr>(stage);
-    auto func =
-        ref ? SymbolTable::lookupNearestSymbolFrom<FunctionOpInterface>(op, ref)
-            : FunctionOpInterface();
-    if (!func)
-      return fail("names a stage that is not a function of the module");
-    funcs.push_back(func);
+  auto lookup = [&](ArrayAttr refs, SmallVectorImpl<FunctionOpInterface> &funcs) {
+    for (Attribute stage : refs) {
+      auto ref = dyn_cast<FlatSymbolRefAttr>(stage);
+      auto func = ref ? SymbolTable::lookupNearestSymbolFrom<FunctionOpInterface>(
+                            op, ref)
+                      : FunctionOpInterface();
+      if (!func)
+        return false;
+      funcs.push_back(func);
+    }
+    return true;
+  };
+  SmallVector<FunctionOpInterface> funcs, updates, backwards;
+  if (!lookup(stages, funcs))
+    return fail("names a stage that is not a function of the module");
+  // A training pipeline: a backward and an update function per stage.
+  auto backward = dict.getAs<ArrayAttr>("backward");
+  auto update = dict.getAs<ArrayAttr>("update");
+  if (dict.contains("backward") || dict.contains("update")) {
+    if (!backward || !update || backward.size() != stages.size() ||
+        update.size() != stages.size() || !lookup(backward, backwards) ||
+        !lookup(update, updates))
+      return fail("needs backward and update, both arrays of one function "
+                  "of the module per stage, or neither");
   }
   for (Attribute element : outputs) {
     auto output = dyn_cast<DictionaryAttr>(element);
     int64_t stage = output ? getIndexField(output, "stage") : -1;
     int64_t result = output ? getIndexField(output, "result") : -1;
     auto combine = output ? output.getAs<StringAttr>("combine") : StringAttr();
-    if (stage < 0 || stage >= int64_t(funcs.size()) || result < 0 ||
-        result >= int64_t(funcs[stage].getNumResults()) || !combine ||
+    bool fromUpdate = output && output.contains("update");
+    if (fromUpdate && (updates.empty() || !output.getAs<UnitAttr>("update")))
+      return fail("has an output of an update function but no update "
+                  "functions (or update is not a unit attribute)");
+    MutableArrayRef<FunctionOpInterface> from = fromUpdate ? updates : funcs;
+    if (stage < 0 || stage >= int64_t(from.size()) || result < 0 ||
+        result >= int64_t(from[stage].getNumResults()) || !combine ||
         !llvm::is_contained({"concat", "sum", "same"}, combine.getValue()) ||
         (combine.getValue() == "concat" && getIndexField(output, "dim") < 0))
       return fail("has an output that is not {stage = S, result = R, combine "
-                  "= \"concat\" (with dim = D) | \"sum\" | \"same\"} of "
-                  "an existing stage result");
+                  "= \"concat\" (with dim = D) | \"sum\" | \"same\" [, "
+                  "update]} of an existing stage (or update) result");
   }
   return success();
 }

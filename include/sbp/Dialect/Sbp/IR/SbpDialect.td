@@ -60,17 +60,30 @@ def Sbp_Dialect : Dialect {
     replaces such arguments by `sbp.recv` and the sender's results by
     `sbp.send` along the first axis of `mesh`.
 
+    A training pipeline (a training step cut into stages) also has
+    `backward = [@main_stage0_backward, ...]` and `update =
+    [@main_stage0_update, ...]`, one of each per stage, and its outputs
+    that are updated parameters or optimizer state are `{stage = S, result
+    = R, combine = "same", update}`: result `R` of stage `S`'s update. A
+    backward function's arguments are its forward's (those with `{stage =
+    S, result = R}` are what the forward received, which it hands back for
+    this) and `{backward = T, result = R}`: result `R` of stage `T`'s
+    backward, the gradient of a value this stage sent to `T`. An update
+    function's arguments are inputs and `{gradient = J}`: the `J`-th
+    parameter gradient its backward returns, summed over the micro-batches.
+
     Constraints on these attributes: `sbp.sharding` is an `#sbp.nd` valid
     for the argument or result type and only appears on function arguments
     and results; `sbp.operands` and `sbp.results` are arrays with one
     element per operand / result, each `unit` or an `#sbp.nd` valid for its
     value; `sbp.stage` is a non-negative integer; `sbp.source` is one of its
-    three forms with non-negative integers and a `micro_batch_dim` within
+    five forms with non-negative integers and a `micro_batch_dim` within
     the argument's rank; `sbp.pipeline` is on a module, names functions of
     it as stages and a mesh of it whose first axis is their number, has a
     positive `micro_batches`, a known schedule and outputs naming existing
-    stage results; no other `sbp.*` attribute
-    exists.
+    stage (or, with `update`, update) results; `backward` and `update` are
+    both absent or both arrays of one function of the module per stage; no
+    other `sbp.*` attribute exists.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;

@@ -1,0 +1,357 @@
+//===- TrainStages.cpp - Training steps cut into pipeline stages ----------===//
+//
+// A pipelined training step is the pipeline of its loss function plus, per
+// stage, a backward function and an update function. The backward of a
+// stage differentiates `sum(result * gradient of result)` over what the
+// stage hands on (plus the loss in the last stage), so each stage's
+// gradients come from the autodiff of the whole step, one stage at a time;
+// it recomputes the stage's forward from the inputs the forward saved
+// (Megatron-LM's full recomputation, at stage granularity), so that a
+// stage keeps only its inputs between a micro-batch's forward and
+// backward. The update runs once per step on the gradients summed over the
+// micro-batches (gradient accumulation).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "sbp/Transforms/Autodiff.h"
+#include "sbp/Transforms/Pipelining.h"
+#include "sbp/Transforms/TrainStep.h"
+
+using namespace mlir;
+using namespace mlir::sbp;
+
+namespace {
+
+/// `sum(x * y)` over all elements of two tensors of one type, as a tensor
+/// of rank 0.
+Value buildDot(OpBuilder &b, Location loc, Value x, Value y) {
+  auto type = cast<RankedTensorType>(x.getType());
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = type.getRank();
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  Value init = createFilledTensor(b, loc, scalarType, 0);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{scalarType}, ValueRange{x, y}, ValueRange{init},
+             ArrayRef<AffineMap>{id, id, AffineMap::get(rank, 0, {}, ctx)},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::reduction),
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               Value product = arith::MulFOp::create(nb, l, args[0], args[1]);
+               linalg::YieldOp::create(
+                   nb, l, ValueRange{arith::AddFOp::create(nb, l, args[2],
+                                                           product)});
+             })
+      .getResult(0);
+}
+
+/// `value` (a float tensor of rank 0) converted to the element type of
+/// `like`.
+Value castScalar(OpBuilder &b, Location loc, Value value, Value like) {
+  auto from = cast<RankedTensorType>(value.getType());
+  auto to = cast<RankedTensorType>(like.getType());
+  if (from == to)
+    return value;
+  if (from.getElementTypeBitWidth() < to.getElementTypeBitWidth())
+    return arith::ExtFOp::create(b, loc, to, value);
+  return arith::TruncFOp::create(b, loc, to, value);
+}
+
+DictionaryAttr getSource(MLIRContext *ctx,
+                         ArrayRef<std::pair<StringRef, int64_t>> fields) {
+  Builder b(ctx);
+  SmallVector<NamedAttribute> attrs;
+  for (auto [name, value] : fields)
+    attrs.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(value)));
+  return b.getDictionaryAttr(attrs);
+}
+
+/// Where an argument of a forward stage comes from: `{input = N}` or
+/// `{stage = S, result = R}`.
+DictionaryAttr getArgSource(func::FuncOp func, unsigned index) {
+  return func.getArgAttrOfType<DictionaryAttr>(index,
+                                               SbpDialect::getSourceAttrName());
+}
+int64_t getField(DictionaryAttr dict, StringRef name) {
+  auto value = dict ? dict.getAs<IntegerAttr>(name) : IntegerAttr();
+  return value ? value.getInt() : -1;
+}
+
+/// Makes the values that `loop` carries only for results nobody uses
+/// (the layer inputs a forward loop saves for its backward) pass through
+/// unchanged, so that canonicalization drops them: the ops that update
+/// such a value, and only they, read it.
+void passThroughDeadCarries(scf::ForOp loop) {
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (auto [i, result] : llvm::enumerate(loop.getResults())) {
+    if (!result.use_empty())
+      continue;
+    BlockArgument carried = loop.getRegionIterArg(i);
+    // The ops that depend on the carried value, all of which must feed
+    // only each other and this yield operand.
+    llvm::SetVector<Operation *> dependents;
+    SmallVector<Value> work = {carried};
+    bool dead = true;
+    while (!work.empty() && dead) {
+      Value value = work.pop_back_val();
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = loop.getBody()->findAncestorOpInBlock(*use.getOwner());
+        if (user == yield) {
+          dead &= use.getOperandNumber() == i;
+          continue;
+        }
+        if (!user || !isMemoryEffectFree(user)) {
+          dead = false;
+          break;
+        }
+        if (dependents.insert(user))
+          llvm::append_range(work, user->getResults());
+      }
+    }
+    if (dead)
+      yield->setOperand(i, carried);
+  }
+}
+
+} // namespace
+
+void mlir::sbp::reduceToLoss(func::FuncOp step) {
+  Block &body = step.front();
+  Operation *terminator = body.getTerminator();
+  Value loss = terminator->getOperands().back();
+  terminator->setOperands(loss);
+  step.setFunctionType(FunctionType::get(
+      step.getContext(), step.getArgumentTypes(), {loss.getType()}));
+  step.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  step->removeAttr(SbpDialect::getTrainStepAttrName());
+  // Users before producers, so that a dead chain goes at once.
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  step.walk(passThroughDeadCarries);
+  (void)simplifyGradients(step);
+}
+
+SmallVector<int64_t> mlir::sbp::getTrainBatchArgs(func::FuncOp step) {
+  int64_t updated = 0;
+  if (auto dict = step->getAttrOfType<DictionaryAttr>(
+          SbpDialect::getTrainStepAttrName()))
+    updated = getField(dict, "params") + getField(dict, "state");
+  SmallVector<int64_t> batch;
+  int64_t rows = ShapedType::kDynamic;
+  for (int64_t i = updated; i < step.getNumArguments(); ++i) {
+    auto type = dyn_cast<RankedTensorType>(step.getArgumentTypes()[i]);
+    if (!type || type.getRank() == 0 || type.isDynamicDim(0))
+      continue;
+    if (ShapedType::isDynamic(rows))
+      rows = type.getDimSize(0);
+    if (type.getDimSize(0) == rows)
+      batch.push_back(i);
+  }
+  return batch;
+}
+
+LogicalResult mlir::sbp::buildTrainingStages(
+    func::FuncOp lossFunction, const OptimizerSpec &spec, int64_t params,
+    int64_t state, ArrayRef<func::FuncOp> stages, const PipelineOutput &loss,
+    SmallVectorImpl<func::FuncOp> &backward,
+    SmallVectorImpl<func::FuncOp> &update,
+    SmallVectorImpl<PipelineOutput> &outputs) {
+  SmallVector<func::FuncOp> forward(stages);
+  MLIRContext *ctx = lossFunction.getContext();
+  Location loc = lossFunction.getLoc();
+  int64_t numStages = forward.size();
+  StringRef sourceName = SbpDialect::getSourceAttrName();
+
+  // Per stage: its received arguments and its parameters (argument
+  // numbers); the stage of each parameter.
+  SmallVector<SmallVector<unsigned>> received(numStages), owned(numStages);
+  SmallVector<int64_t> ownerOf(params, -1);
+  for (auto [k, stage] : llvm::enumerate(forward))
+    for (unsigned i = 0; i < stage.getNumArguments(); ++i) {
+      DictionaryAttr source = getArgSource(stage, i);
+      if (getField(source, "stage") >= 0) {
+        received[k].push_back(i);
+        continue;
+      }
+      int64_t input = getField(source, "input");
+      if (input < 0 || input >= params)
+        continue;
+      if (ownerOf[input] >= 0)
+        return emitError(loc)
+               << "cannot pipeline the training step: parameter #" << input
+               << " is used by stages " << ownerOf[input] << " and " << k
+               << ", whose gradients would have to be summed across stages "
+                  "(tie it to one stage with sbp.stage on its users)";
+      ownerOf[input] = k;
+      owned[k].push_back(i);
+    }
+
+  OpBuilder b(ctx);
+  b.setInsertionPointAfter(forward.back());
+  SymbolTable symbols(lossFunction->getParentOp());
+  for (auto [k, stage] : llvm::enumerate(forward)) {
+    // The gradients of this stage's results that later stages send back:
+    // (result, type, source) per argument of theirs that received one.
+    struct Incoming {
+      int64_t result;
+      Type type;
+      DictionaryAttr source;
+    };
+    SmallVector<Incoming> incoming;
+    for (int64_t t = k + 1; t < numStages; ++t)
+      for (auto [position, arg] : llvm::enumerate(received[t])) {
+        DictionaryAttr source = getArgSource(forward[t], arg);
+        if (getField(source, "stage") != int64_t(k))
+          continue;
+        incoming.push_back({getField(source, "result"),
+                            forward[t].getArgumentTypes()[arg],
+                            getSource(ctx, {{"backward", t},
+                                            {"result", int64_t(position)}})});
+      }
+
+    SmallVector<Type> argTypes(stage.getArgumentTypes());
+    SmallVector<DictionaryAttr> argAttrs;
+    for (unsigned i = 0; i < stage.getNumArguments(); ++i)
+      argAttrs.push_back(stage.getArgAttrDict(i));
+    for (const Incoming &in : incoming) {
+      argTypes.push_back(in.type);
+      argAttrs.push_back(DictionaryAttr::get(
+          ctx, {b.getNamedAttr(sourceName, in.source)}));
+    }
+    SmallVector<Type> resultTypes;
+    for (unsigned i : llvm::concat<unsigned>(received[k], owned[k]))
+      resultTypes.push_back(stage.getArgumentTypes()[i]);
+    auto back = func::FuncOp::create(
+        b, loc, (stage.getSymName() + "_backward").str(),
+        FunctionType::get(ctx, argTypes, resultTypes));
+    symbols.insert(back);
+    back.setAllArgAttrs(argAttrs);
+    Block *entry = back.addEntryBlock();
+    OpBuilder body = OpBuilder::atBlockEnd(entry);
+    IRMapping mapping;
+    for (unsigned i = 0; i < stage.getNumArguments(); ++i)
+      mapping.map(stage.getArgument(i), entry->getArgument(i));
+    for (Operation &op : stage.front().without_terminator())
+      body.clone(op, mapping);
+    SmallVector<Value> results;
+    for (Value value : stage.front().getTerminator()->getOperands())
+      results.push_back(mapping.lookupOrDefault(value));
+
+    // What this stage contributes to the loss, to first order in its
+    // results: their dot products with their gradients, and the loss
+    // itself in its stage.
+    Value total;
+    auto add = [&](Value term) {
+      total = total ? arith::AddFOp::create(body, loc, total,
+                                            castScalar(body, loc, term, total))
+                          .getResult()
+                    : term;
+    };
+    for (auto [i, in] : llvm::enumerate(incoming))
+      add(buildDot(body, loc, results[in.result],
+                   entry->getArgument(stage.getNumArguments() + i)));
+    if (loss.stage == int64_t(k))
+      add(results[loss.result]);
+    SmallVector<Value> wrt;
+    for (unsigned i : llvm::concat<unsigned>(received[k], owned[k]))
+      wrt.push_back(entry->getArgument(i));
+    SmallVector<Value> gradients;
+    if (total) {
+      FailureOr<SmallVector<Value>> built =
+          buildGradients(body, *entry, total, wrt);
+      if (failed(built))
+        return failure();
+      gradients = std::move(*built);
+    } else {
+      for (Value value : wrt)
+        gradients.push_back(createFilledTensor(
+            body, loc, cast<RankedTensorType>(value.getType()), 0));
+    }
+    func::ReturnOp::create(body, loc, gradients);
+    if (failed(simplifyGradients(back)))
+      return failure();
+    backward.push_back(back);
+  }
+
+  // The updates: each stage's parameters, their state, and (AdamW) the
+  // step count, which every stage keeps a copy of. A parameter that no
+  // stage uses gets a zero gradient in stage 0, as in the step.
+  int64_t perParam = spec.getStatePerParam();
+  for (int64_t p = 0; p < params; ++p)
+    if (ownerOf[p] < 0)
+      ownerOf[p] = 0;
+  SmallVector<int64_t> resultOf(params + state, -1), stageOf(params + state, 0);
+  for (int64_t k = 0; k < numStages; ++k) {
+    SmallVector<int64_t> mine;
+    for (unsigned i : owned[k])
+      mine.push_back(getField(getArgSource(forward[k], i), "input"));
+    int64_t withGradient = mine.size();
+    for (int64_t p = 0; p < params; ++p)
+      if (ownerOf[p] == k && !llvm::is_contained(mine, p))
+        mine.push_back(p);
+    SmallVector<int64_t> inputs(mine);
+    for (int64_t p : mine)
+      for (int64_t s = 0; s < perParam; ++s)
+        inputs.push_back(params + perParam * p + s);
+    if (spec.getSharedState())
+      inputs.push_back(params + state - 1);
+    SmallVector<Type> argTypes, resultTypes;
+    SmallVector<DictionaryAttr> argAttrs;
+    for (int64_t input : inputs) {
+      argTypes.push_back(lossFunction.getArgumentTypes()[input]);
+      argAttrs.push_back(DictionaryAttr::get(
+          ctx,
+          {b.getNamedAttr(sourceName, getSource(ctx, {{"input", input}}))}));
+      resultOf[input] = resultTypes.size();
+      stageOf[input] = k;
+      resultTypes.push_back(argTypes.back());
+    }
+    for (int64_t j = 0; j < withGradient; ++j) {
+      argTypes.push_back(lossFunction.getArgumentTypes()[mine[j]]);
+      argAttrs.push_back(DictionaryAttr::get(
+          ctx, {b.getNamedAttr(sourceName, getSource(ctx, {{"gradient", j}}))}));
+    }
+    auto apply = func::FuncOp::create(
+        b, loc, (forward[k].getSymName() + "_update").str(),
+        FunctionType::get(ctx, argTypes, resultTypes));
+    symbols.insert(apply);
+    apply.setAllArgAttrs(argAttrs);
+    Block *entry = apply.addEntryBlock();
+    OpBuilder body = OpBuilder::atBlockEnd(entry);
+    int64_t count = mine.size();
+    SmallVector<Value> gradients(
+        entry->getArguments().take_back(withGradient));
+    for (int64_t j = withGradient; j < count; ++j)
+      gradients.push_back(createFilledTensor(
+          body, loc, cast<RankedTensorType>(argTypes[j]), 0));
+    SmallVector<Value> updated = buildOptimizerUpdate(
+        body, loc, spec, entry->getArguments().take_front(count),
+        entry->getArguments().slice(count, inputs.size() - count), gradients);
+    func::ReturnOp::create(body, loc, updated);
+    update.push_back(apply);
+  }
+  // The step count of stage 0 stands for all.
+  if (spec.getSharedState()) {
+    stageOf[params + state - 1] = 0;
+    resultOf[params + state - 1] = update[0].getNumResults() - 1;
+  }
+
+  for (int64_t i = 0; i < params + state; ++i) {
+    PipelineOutput output;
+    output.stage = stageOf[i];
+    output.result = resultOf[i];
+    output.update = true;
+    outputs.push_back(output);
+  }
+  outputs.push_back(loss);
+  return success();
+}
