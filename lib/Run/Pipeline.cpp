@@ -307,9 +307,8 @@ bool Execution::assemblePipelineOutputs(
   for (size_t o = 0; o < pipeline->outputs.size(); ++o) {
     const PipelineOutput &output = pipeline->outputs[o];
     const PipelineStage &stage = pipeline->stages[output.stage];
-    const TensorSpec &spec = output.update
-                                 ? stage.update.results[output.result]
-                                 : stage.results[output.result];
+    const TensorSpec &spec = output.update ? stage.update.results[output.result]
+                                           : stage.results[output.result];
     // An update's result is computed once per step.
     int64_t pieceCount = output.update ? 1 : microBatches;
     std::vector<NpyArray> pieces;

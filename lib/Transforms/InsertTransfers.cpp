@@ -70,8 +70,8 @@ LogicalResult SbpInsertTransfersPass::transfer(
         return emitError(stage.getLoc())
                << "sbp-insert-transfers: argument #" << i << " of @"
                << stage.getSymName() << " has type "
-               << stage.getArgumentTypes()[i] << " but @"
-               << sender.getSymName() << " sends "
+               << stage.getArgumentTypes()[i] << " but @" << sender.getSymName()
+               << " sends "
                << (result < sender.getNumResults()
                        ? sender.getResultTypes()[result]
                        : Type())
@@ -126,8 +126,8 @@ LogicalResult SbpInsertTransfersPass::transfer(
       for (auto [argument, value] : saved) {
         // Returned in the layout it arrived in.
         NamedAttrList attrs;
-        if (Attribute layout = stage.getArgAttr(
-                argument, SbpDialect::getShardingAttrName()))
+        if (Attribute layout =
+                stage.getArgAttr(argument, SbpDialect::getShardingAttrName()))
           attrs.set(SbpDialect::getShardingAttrName(), layout);
         terminator->insertOperands(terminator->getNumOperands(), value);
         if (failed(stage.insertResult(stage.getNumResults(), value.getType(),
@@ -173,8 +173,8 @@ void SbpInsertTransfersPass::runOnOperation() {
   // A training pipeline's forward keeps what it receives for its backward,
   // whose gradients of those values go back the other way.
   SmallVector<SmallVector<int64_t>> renumbered, unused;
-  if (failed(transfer(stages, "stage", outputs, !backward.empty(),
-                      renumbered)) ||
+  if (failed(
+          transfer(stages, "stage", outputs, !backward.empty(), renumbered)) ||
       (!backward.empty() &&
        failed(transfer(backward, "backward",
                        SmallVector<llvm::SmallDenseSet<int64_t>>(numStages),

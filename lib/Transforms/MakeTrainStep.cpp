@@ -398,9 +398,9 @@ void SbpMakeTrainStepPass::runOnOperation() {
     step.erase();
     return signalPassFailure();
   }
-  SmallVector<Value> results =
-      buildOptimizerUpdate(b, loc, getSpec(), params,
-                  body->getArguments().slice(numParams, numState), *gradients);
+  SmallVector<Value> results = buildOptimizerUpdate(
+      b, loc, getSpec(), params,
+      body->getArguments().slice(numParams, numState), *gradients);
   results.push_back(lossValue);
   func::ReturnOp::create(b, loc, results);
   step->setAttr(SbpDialect::getTrainStepAttrName(),
@@ -486,7 +486,8 @@ SmallVector<Value> mlir::sbp::buildOptimizerUpdate(OpBuilder &b, Location loc,
             v = add(mul(b2, args[3]), mul(c(1 - beta2), mul(g, g)));
             Value mHat = arith::DivFOp::create(nb, l, m, args[4]);
             Value vHat = arith::DivFOp::create(nb, l, v, args[5]);
-            Value root = add(math::SqrtOp::create(nb, l, vHat), c(spec.epsilon));
+            Value root =
+                add(math::SqrtOp::create(nb, l, vHat), c(spec.epsilon));
             direction = arith::DivFOp::create(nb, l, mHat, root);
           }
           if (decay != 0)

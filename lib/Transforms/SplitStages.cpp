@@ -156,7 +156,8 @@ void SbpSplitStagesPass::runOnOperation() {
   if (trainStep) {
     SmallVector<PipelineOutput> stepOutputs;
     if (failed(buildTrainingStages(
-            func, optimizer, cast<IntegerAttr>(trainStep.get("params")).getInt(),
+            func, optimizer,
+            cast<IntegerAttr>(trainStep.get("params")).getInt(),
             cast<IntegerAttr>(trainStep.get("state")).getInt(), *stageFuncs,
             outputs.front(), backward, update, stepOutputs)))
       return signalPassFailure();

@@ -16,8 +16,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "sbp/Transforms/Autodiff.h"
 #include "sbp/Transforms/Pipelining.h"
 #include "sbp/Transforms/TrainStep.h"
@@ -44,8 +44,8 @@ Value buildDot(OpBuilder &b, Location loc, Value x, Value y) {
              [](OpBuilder &nb, Location l, ValueRange args) {
                Value product = arith::MulFOp::create(nb, l, args[0], args[1]);
                linalg::YieldOp::create(
-                   nb, l, ValueRange{arith::AddFOp::create(nb, l, args[2],
-                                                           product)});
+                   nb, l,
+                   ValueRange{arith::AddFOp::create(nb, l, args[2], product)});
              })
       .getResult(0);
 }
@@ -100,7 +100,8 @@ void passThroughDeadCarries(scf::ForOp loop) {
     while (!work.empty() && dead) {
       Value value = work.pop_back_val();
       for (OpOperand &use : value.getUses()) {
-        Operation *user = loop.getBody()->findAncestorOpInBlock(*use.getOwner());
+        Operation *user =
+            loop.getBody()->findAncestorOpInBlock(*use.getOwner());
         if (user == yield) {
           dead &= use.getOperandNumber() == i;
           continue;
@@ -212,10 +213,9 @@ LogicalResult mlir::sbp::buildTrainingStages(
         DictionaryAttr source = getArgSource(forward[t], arg);
         if (getField(source, "stage") != int64_t(k))
           continue;
-        incoming.push_back({getField(source, "result"),
-                            forward[t].getArgumentTypes()[arg],
-                            getSource(ctx, {{"backward", t},
-                                            {"result", int64_t(position)}})});
+        incoming.push_back(
+            {getField(source, "result"), forward[t].getArgumentTypes()[arg],
+             getSource(ctx, {{"backward", t}, {"result", int64_t(position)}})});
       }
 
     SmallVector<Type> argTypes(stage.getArgumentTypes());
@@ -224,15 +224,15 @@ LogicalResult mlir::sbp::buildTrainingStages(
       argAttrs.push_back(stage.getArgAttrDict(i));
     for (const Incoming &in : incoming) {
       argTypes.push_back(in.type);
-      argAttrs.push_back(DictionaryAttr::get(
-          ctx, {b.getNamedAttr(sourceName, in.source)}));
+      argAttrs.push_back(
+          DictionaryAttr::get(ctx, {b.getNamedAttr(sourceName, in.source)}));
     }
     SmallVector<Type> resultTypes;
     for (unsigned i : llvm::concat<unsigned>(received[k], owned[k]))
       resultTypes.push_back(stage.getArgumentTypes()[i]);
-    auto back = func::FuncOp::create(
-        b, loc, (stage.getSymName() + "_backward").str(),
-        FunctionType::get(ctx, argTypes, resultTypes));
+    auto back =
+        func::FuncOp::create(b, loc, (stage.getSymName() + "_backward").str(),
+                             FunctionType::get(ctx, argTypes, resultTypes));
     symbols.insert(back);
     back.setAllArgAttrs(argAttrs);
     Block *entry = back.addEntryBlock();
@@ -318,7 +318,8 @@ LogicalResult mlir::sbp::buildTrainingStages(
     for (int64_t j = 0; j < withGradient; ++j) {
       argTypes.push_back(lossFunction.getArgumentTypes()[mine[j]]);
       argAttrs.push_back(DictionaryAttr::get(
-          ctx, {b.getNamedAttr(sourceName, getSource(ctx, {{"gradient", j}}))}));
+          ctx,
+          {b.getNamedAttr(sourceName, getSource(ctx, {{"gradient", j}}))}));
     }
     auto apply = func::FuncOp::create(
         b, loc, (forward[k].getSymName() + "_update").str(),
@@ -328,8 +329,7 @@ LogicalResult mlir::sbp::buildTrainingStages(
     Block *entry = apply.addEntryBlock();
     OpBuilder body = OpBuilder::atBlockEnd(entry);
     int64_t count = mine.size();
-    SmallVector<Value> gradients(
-        entry->getArguments().take_back(withGradient));
+    SmallVector<Value> gradients(entry->getArguments().take_back(withGradient));
     for (int64_t j = withGradient; j < count; ++j)
       gradients.push_back(createFilledTensor(
           body, loc, cast<RankedTensorType>(argTypes[j]), 0));

@@ -63,7 +63,7 @@ module attributes {sbp.pipeline = {function = "f", mesh = @pipeline, micro_batch
   func.func @s0(%x: tensor<4xf32> {sbp.source = {input = 0 : i64}}) -> tensor<4xf32> {
     return %x : tensor<4xf32>
   }
-  // expected-error @+1 {{sbp-insert-transfers: argument #0 of @s1 has type 'tensor<2xf32>' but stage 0 sends 'tensor<4xf32>'; partition the stages first}}
+  // expected-error @+1 {{sbp-insert-transfers: argument #0 of @s1 has type 'tensor<2xf32>' but @s0 sends 'tensor<4xf32>'; partition the stages first}}
   func.func @s1(%a: tensor<2xf32> {sbp.source = {result = 0 : i64, stage = 0 : i64}}) -> tensor<2xf32> {
     return %a : tensor<2xf32>
   }

@@ -8,7 +8,7 @@
 // CHECK-LABEL: func.func @mlp_train_step(
 // CHECK-SAME: %[[W:.*]]: tensor<16x4xf32> {sbp.name = "arg1"}, %[[X:.*]]: tensor<8x16xf32> {sbp.name = "arg0"}, %[[T:.*]]: tensor<8x4xf32> {sbp.name = "target"})
 // CHECK-SAME: -> (tensor<16x4xf32>, tensor<f32>)
-// CHECK-SAME: sbp.train_step = {optimizer = "sgd", params = 1 : i64, state = 0 : i64}
+// CHECK-SAME: sbp.train_step = {lr = 5.000000e-01 : f64, optimizer = "sgd", params = 1 : i64, state = 0 : i64, weight_decay = 0.000000e+00 : f64}
 // CHECK: %[[LR:.*]] = arith.constant 5.000000e-01
 // CHECK: %[[Y:.*]] = linalg.matmul ins(%[[X]], %[[W]]
 // CHECK: %[[LOSS:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]
@@ -24,7 +24,7 @@
 // ADAMW-SAME: {sbp.name = "arg1.m"}
 // ADAMW-SAME: {sbp.name = "arg1.v"}
 // ADAMW-SAME: tensor<f32> {sbp.name = "step"}
-// ADAMW-SAME: sbp.train_step = {optimizer = "adamw", params = 1 : i64, state = 3 : i64}
+// ADAMW-SAME: sbp.train_step = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, epsilon = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, optimizer = "adamw", params = 1 : i64, state = 3 : i64, weight_decay = 1.000000e-02 : f64}
 // ADAMW: math.powf
 // ADAMW: %{{.*}}:3 = linalg.generic
 // ADAMW: math.sqrt

@@ -113,8 +113,8 @@ auto ::sbp::run::describePipeline(ModuleOp module,
   auto update = dict.getAs<ArrayAttr>("update");
   pipeline.training = backward != nullptr;
   // One program of a stage, its arguments' sources read.
-  auto describeProgram = [&](Attribute ref,
-                             StageProgram &program) -> std::optional<std::string> {
+  auto describeProgram =
+      [&](Attribute ref, StageProgram &program) -> std::optional<std::string> {
     auto func = module.lookupSymbol<func::FuncOp>(
         cast<FlatSymbolRefAttr>(ref).getValue());
     std::string name = "@" + func.getSymName().str();
@@ -125,8 +125,7 @@ auto ::sbp::run::describePipeline(ModuleOp module,
       auto source = func.getArgAttrOfType<DictionaryAttr>(
           i, mlir::sbp::SbpDialect::getSourceAttrName());
       if (!source)
-        return name + ": argument #" + std::to_string(i) +
-               " has no sbp.source";
+        return name + ": argument #" + std::to_string(i) + " has no sbp.source";
       StageSource from;
       if (auto input = source.getAs<IntegerAttr>("input")) {
         from.input = input.getInt();

@@ -122,8 +122,9 @@ SmallVector<int64_t> getTrainBatchArgs(func::FuncOp step);
 /// and the gradients of the forward's results from the stages that use
 /// them (`{backward = T, result = R}`), recomputes the forward and returns
 /// the gradients of its received arguments (sent back), then those of its
-/// parameters (`params` leading arguments of the step, then `state`); `<stage>_update` takes its parameters and their optimizer
-/// state (`{input = N}`) and the gradients summed over the micro-batches
+/// parameters (`params` leading arguments of the step, then `state`);
+/// `<stage>_update` takes its parameters and their optimizer state (`{input =
+/// N}`) and the gradients summed over the micro-batches
 /// (`{gradient = J}`: the J-th parameter gradient of the backward) and
 /// returns them updated, in argument order. Fails with an error when a
 /// parameter is used by more than one stage.

@@ -70,8 +70,9 @@ LogicalResult verifySource(Operation *op, unsigned index, Attribute attr) {
   bool isInput = dict.contains("input");
   size_t fields = dict.size();
   bool valid =
-      isInput ? has("input") && (fields == 1 ||
-                                 (fields == 2 && dict.contains("micro_batch_dim")))
+      isInput
+          ? has("input") && (fields == 1 ||
+                             (fields == 2 && dict.contains("micro_batch_dim")))
       : dict.contains("gradient")
           ? has("gradient") && fields == 1
           : (has("stage") || has("backward")) && has("result") && fields == 2;
@@ -115,12 +116,14 @@ LogicalResult verifyPipeline(Operation *op, Attribute attr) {
   if (schedule.getValue() != "gpipe" && schedule.getValue() != "1f1b")
     return fail("has schedule \"" + schedule.getValue() +
                 "\"; expected \"gpipe\" or \"1f1b\"");
-  auto lookup = [&](ArrayAttr refs, SmallVectorImpl<FunctionOpInterface> &funcs) {
+  auto lookup = [&](ArrayAttr refs,
+                    SmallVectorImpl<FunctionOpInterface> &funcs) {
     for (Attribute stage : refs) {
       auto ref = dyn_cast<FlatSymbolRefAttr>(stage);
-      auto func = ref ? SymbolTable::lookupNearestSymbolFrom<FunctionOpInterface>(
-                            op, ref)
-                      : FunctionOpInterface();
+      auto func =
+          ref ? SymbolTable::lookupNearestSymbolFrom<FunctionOpInterface>(op,
+                                                                          ref)
+              : FunctionOpInterface();
       if (!func)
         return false;
       funcs.push_back(func);
