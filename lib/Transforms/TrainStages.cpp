@@ -191,7 +191,8 @@ LogicalResult mlir::sbp::buildTrainingStages(
                << "cannot pipeline the training step: parameter #" << input
                << " is used by stages " << ownerOf[input] << " and " << k
                << ", whose gradients would have to be summed across stages "
-                  "(tie it to one stage with sbp.stage on its users)";
+                  "(a weight shared by stages, such as an embedding the "
+                  "logits reuse, is not supported in a training pipeline)";
       ownerOf[input] = k;
       owned[k].push_back(i);
     }

@@ -71,7 +71,7 @@ func.func @mlp(%x: tensor<8x4xf32>, %w0: tensor<4x8xf32>, %w1: tensor<8x4xf32>) 
 // A weight that both stages read (tied): its gradient would be summed
 // across stages, which a training pipeline does not do.
 
-// expected-error @+1 {{cannot pipeline the training step: parameter #0 is used by stages 0 and 1, whose gradients would have to be summed across stages (tie it to one stage with sbp.stage on its users)}}
+// expected-error @+1 {{cannot pipeline the training step: parameter #0 is used by stages 0 and 1, whose gradients would have to be summed across stages (a weight shared by stages, such as an embedding the logits reuse, is not supported in a training pipeline)}}
 func.func @tied(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<8x8xf32>

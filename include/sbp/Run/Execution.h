@@ -189,7 +189,8 @@ private:
   /// Per rank, per timed iteration.
   std::vector<std::vector<Iteration>> timeline;
   std::vector<double> losses;
-  /// Names of the pipeline's tasks, by micro-batch ("F3").
+  /// Names of the pipeline's tasks: the forwards by micro-batch ("F3"),
+  /// then the backwards ("B3").
   std::vector<std::string> taskNames;
   /// Makes the ranks start each iteration together.
   struct Barrier;
