@@ -20,6 +20,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdlib>
+#include <map>
 
 using namespace mlir;
 using namespace ::sbp::run;
@@ -159,18 +160,21 @@ auto ::sbp::run::describePipeline(ModuleOp module,
         return error;
       // The parameters and state stay in the stage between steps in the
       // update's layouts, which the forward and backward must share.
+      std::map<int64_t, const TensorSpec *> kept;
+      for (auto [spec, source] :
+           llvm::zip(stage.update.args, stage.update.sources))
+        if (source.kind == StageSource::Input)
+          kept[source.input] = &spec;
       for (StageProgram *program : {(StageProgram *)&stage, &stage.backward})
-        for (auto [spec, source] : llvm::zip(program->args, program->sources))
-          for (auto [kept, keptSource] :
-               llvm::zip(stage.update.args, stage.update.sources))
-            if (source.kind == StageSource::Input &&
-                keptSource.kind == StageSource::Input &&
-                source.input == keptSource.input &&
-                spec.layout.entries != kept.layout.entries)
-              return "stage " + std::to_string(k) + ": input #" +
-                     std::to_string(source.input) +
-                     " is laid out differently in its forward or backward "
-                     "than in its update";
+        for (auto [spec, source] : llvm::zip(program->args, program->sources)) {
+          auto it = kept.find(source.input);
+          if (source.kind == StageSource::Input && it != kept.end() &&
+              spec.layout.entries != it->second->layout.entries)
+            return "stage " + std::to_string(k) + ": input #" +
+                   std::to_string(source.input) +
+                   " is laid out differently in its forward or backward "
+                   "than in its update";
+        }
       for (auto [spec, result] :
            llvm::zip(stage.update.args, stage.update.results))
         if (spec.layout.entries != result.layout.entries)
