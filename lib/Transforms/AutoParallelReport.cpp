@@ -147,14 +147,23 @@ void AutoParallelReport::setRecomputation(int64_t segments, int64_t of,
 void AutoParallelReport::setPipeline(const PipelinePlan &plan,
                                      double singleStepTime) {
   json stages = json::array();
-  for (int64_t s = 0; s < plan.stages; ++s)
-    stages.push_back({{"function", impl->root["functions"].size() > size_t(s)
-                                       ? impl->root["functions"][s]["name"]
-                                       : json()},
-                      {"first_op", s ? plan.cuts[s - 1] : 0},
-                      {"forward_s", plan.times[s].forward},
-                      {"send_s", plan.times[s].send},
-                      {"memory_bytes", plan.memory[s]}});
+  // A training stage's functions come as forward, backward, update.
+  size_t perStage = plan.training ? 3 : 1;
+  for (int64_t s = 0; s < plan.stages; ++s) {
+    size_t function = s * perStage;
+    json stage = {{"function", impl->root["functions"].size() > function
+                                   ? impl->root["functions"][function]["name"]
+                                   : json()},
+                  {"first_op", s ? plan.cuts[s - 1] : 0},
+                  {"forward_s", plan.times[s].forward},
+                  {"send_s", plan.times[s].send},
+                  {"memory_bytes", plan.memory[s]}};
+    if (plan.training) {
+      stage["backward_s"] = plan.times[s].backward;
+      stage["update_s"] = plan.updates[s];
+    }
+    stages.push_back(std::move(stage));
+  }
   int64_t p = plan.stages, m = plan.microBatches;
   impl->root["pipeline"] = {
       {"stages", p},
@@ -191,6 +200,8 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
      << mib(root["memory_limit_bytes"].get<double>()) << " MiB per device.\n";
   if (root.contains("pipeline")) {
     const json &pipe = root["pipeline"];
+    bool training = !pipe["per_stage"].empty() &&
+                    pipe["per_stage"][0].contains("backward_s");
     os << "\n## Pipeline\n\n"
        << llvm::formatv(
               "{0} stages on sub-meshes {1} (mesh {2}), {3} micro-batches, "
@@ -207,17 +218,23 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
                   ? ms(pipe["best_without_stages_s"].get<double>()) + " ms"
                   : std::string("none"),
               pipe["stage_plans_priced"].get<int64_t>())
-       << "\n| stage | function | first op | forward ms | send ms | memory "
-          "MiB |\n|---:|---|---:|---:|---:|---:|\n";
-    for (auto [s, stage] : llvm::enumerate(pipe["per_stage"]))
+       << "\n| stage | function | first op | forward ms | "
+       << (training ? "backward ms | update ms | " : "")
+       << "send ms | memory MiB |\n|---:|---|---:|---:|"
+       << (training ? "---:|---:|" : "") << "---:|---:|\n";
+    for (auto [s, stage] : llvm::enumerate(pipe["per_stage"])) {
       os << "| " << s << " | @"
          << (stage["function"].is_string()
                  ? stage["function"].get<std::string>()
                  : std::string("?"))
          << " | " << stage["first_op"].get<int64_t>() << " | "
-         << ms(stage["forward_s"].get<double>()) << " | "
-         << ms(stage["send_s"].get<double>()) << " | "
+         << ms(stage["forward_s"].get<double>()) << " | ";
+      if (training)
+        os << ms(stage["backward_s"].get<double>()) << " | "
+           << ms(stage["update_s"].get<double>()) << " | ";
+      os << ms(stage["send_s"].get<double>()) << " | "
          << mib(stage["memory_bytes"].get<double>()) << " |\n";
+    }
   }
   for (const json &func : root["functions"]) {
     const json &search = func["search"];

@@ -106,7 +106,8 @@ getStructuralKey(Operation *op, ArrayRef<NdSbpSignature> signatures) {
 
 FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
                                               MeshOp mesh,
-                                              const CostModel &model) {
+                                              const CostModel &model,
+                                              int64_t tied) {
   SearchProblem problem(func, model);
   SmallVector<Node> &nodes = problem.nodes;
   NdSbpAttr replicated = getReplicated(mesh);
@@ -127,11 +128,13 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
       signatureCache;
   // A training step hands back its first `tied` arguments updated, in the
   // layout the next step takes them in.
-  int64_t tied = 0;
-  if (auto step = func->getAttrOfType<DictionaryAttr>(
-          SbpDialect::getTrainStepAttrName()))
-    tied = cast<IntegerAttr>(step.get("params")).getInt() +
-           cast<IntegerAttr>(step.get("state")).getInt();
+  if (tied < 0) {
+    tied = 0;
+    if (auto step = func->getAttrOfType<DictionaryAttr>(
+            SbpDialect::getTrainStepAttrName()))
+      tied = cast<IntegerAttr>(step.get("params")).getInt() +
+             cast<IntegerAttr>(step.get("state")).getInt();
+  }
   // Inputs share the batch size, dimension 0 of the first result.
   std::optional<int64_t> batch;
   if (tied)

@@ -17,6 +17,7 @@
 #include "sbp/Transforms/Pipelining.h"
 #include "sbp/Transforms/Propagation.h"
 #include "sbp/Transforms/SearchProblem.h"
+#include "sbp/Transforms/TrainStep.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -34,6 +35,9 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 /// Segments at most: a dynamic program over more ranges would price
 /// quadratically many stages.
 constexpr int64_t kMaxSegments = 12;
+/// For a training step, whose every candidate stage is three searches (its
+/// backward, forward and update).
+constexpr int64_t kMaxTrainingSegments = 8;
 
 double getBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -72,13 +76,14 @@ SmallVector<double> getCrossingBytes(func::FuncOp func,
 }
 
 /// The segment boundaries, 0 first and `ops.size()` last: min(ops,
-/// kMaxSegments) segments of at most twice the average work each (or the
+/// maxSegments) segments of at most twice the average work each (or the
 /// largest op's), cut where the fewest bytes cross in total, as Alpa
 /// clusters operators into layers.
 SmallVector<int64_t> getSegments(ArrayRef<Operation *> ops,
-                                 ArrayRef<double> crossing) {
+                                 ArrayRef<double> crossing,
+                                 int64_t maxSegments) {
   int64_t n = ops.size();
-  int64_t count = std::min<int64_t>(n, kMaxSegments);
+  int64_t count = std::min<int64_t>(n, maxSegments);
   SmallVector<double> prefix = {0};
   double largest = 0;
   for (Operation *op : ops) {
@@ -127,43 +132,282 @@ bool allowWithinStage(const SearchProblem::Node &node, unsigned state) {
 
 /// What one candidate stage costs on its sub-mesh.
 struct RangeCost {
+  /// Per micro-batch: the forward, and for a training stage its backward.
   double time = kInfinity;
+  double backward = 0;
+  /// Once per step: a training stage's update.
+  double update = 0;
+  /// Bytes per device held throughout, and per micro-batch in flight.
   double parameters = 0, activations = 0;
 };
 
+/// The `sbp.source` field `name` of argument `i` of `func`, or -1.
+int64_t getSourceField(func::FuncOp func, unsigned i, StringRef name) {
+  auto source =
+      func.getArgAttrOfType<DictionaryAttr>(i, SbpDialect::getSourceAttrName());
+  auto field = source ? source.getAs<IntegerAttr>(name) : IntegerAttr();
+  return field ? field.getInt() : -1;
+}
+
+NdSbpAttr getArgLayout(func::FuncOp func, unsigned i) {
+  return func.getArgAttrOfType<NdSbpAttr>(i, SbpDialect::getShardingAttrName());
+}
+
+void setArgLayout(func::FuncOp func, unsigned i, NdSbpAttr layout) {
+  if (layout)
+    func.setArgAttr(i, SbpDialect::getShardingAttrName(), layout);
+}
+
+void setResultLayout(func::FuncOp func, unsigned i, NdSbpAttr layout) {
+  if (layout)
+    func.setResultAttr(i, SbpDialect::getShardingAttrName(), layout);
+}
+
+/// What rebuilds a training step's backward and update per stage once its
+/// loss function is cut.
+struct Training {
+  OptimizerSpec spec;
+  int64_t params = 0, state = 0;
+};
+
+/// The training step `func`'s, or nothing for a forward program.
+std::optional<Training> getTraining(func::FuncOp func) {
+  auto step =
+      func->getAttrOfType<DictionaryAttr>(SbpDialect::getTrainStepAttrName());
+  if (!step)
+    return std::nullopt;
+  return Training{getOptimizerSpec(func),
+                  cast<IntegerAttr>(step.get("params")).getInt(),
+                  cast<IntegerAttr>(step.get("state")).getInt()};
+}
+
+/// Outlines the stages of `func` (a training step's loss function when
+/// `train`), assigned by `sbp.stage`, with their backward and update
+/// functions (stage `only`'s alone when given); the step's outputs in
+/// `outputs`.
+LogicalResult outlineTrainingStages(func::FuncOp func,
+                                    const MicroBatching &batching,
+                                    const Training &train,
+                                    SmallVectorImpl<func::FuncOp> &forward,
+                                    SmallVectorImpl<func::FuncOp> &backward,
+                                    SmallVectorImpl<func::FuncOp> &update,
+                                    SmallVectorImpl<PipelineOutput> &outputs,
+                                    int64_t only = -1) {
+  SmallVector<PipelineOutput> lossOutputs;
+  FailureOr<SmallVector<func::FuncOp>> stages =
+      outlineStages(func, batching, lossOutputs);
+  if (failed(stages))
+    return failure();
+  forward.assign(stages->begin(), stages->end());
+  return buildTrainingStages(func, train.spec, train.params, train.state,
+                             forward, lossOutputs.front(), backward, update,
+                             outputs, only);
+}
+
+/// Hears of each function a stage search placed, with its layouts recorded.
+using OnSearched = function_ref<LogicalResult(
+    func::FuncOp, const SearchProblem &, const Plan &)>;
+
+/// Searches stage `k` of a training pipeline (`forward`, `backward` and
+/// `update` per stage, as buildTrainingStages makes them) on `mesh`, and
+/// records the layouts. The backward, which recomputes the forward and
+/// does twice its work again, is searched first, with what the stage
+/// receives in the layouts its senders already have and the gradients it
+/// sends back in those layouts too; the forward then takes its arguments
+/// as the backward does and sends each result in the layout in which its
+/// gradient comes back; the update keeps the parameters in the backward's
+/// layouts (its optimizer state is free: ZeRO-style sharding) and takes
+/// the summed gradients as the backward returns them. Fails quietly when
+/// no plan fits, with the least memory one needed in `leastMemory`.
+FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
+                                         ArrayRef<func::FuncOp> backward,
+                                         ArrayRef<func::FuncOp> update,
+                                         int64_t k, MeshOp mesh,
+                                         const CostModel &model, double limit,
+                                         double timeLimit, double &leastMemory,
+                                         OnSearched onSearched) {
+  func::FuncOp fwd = forward[k], back = backward[k], apply = update[k];
+  // Per function (forward, backward, update): its search, whose layouts
+  // are recorded at once for the next function to read.
+  struct Searched {
+    func::FuncOp func;
+    SearchProblem problem;
+    Plan plan;
+  };
+  std::optional<Searched> searched[3];
+  auto search = [&](unsigned slot, func::FuncOp func, int64_t tied,
+                    double within) -> FailureOr<PlanCost> {
+    FailureOr<SearchProblem> problem =
+        SearchProblem::build(func, mesh, model, tied);
+    if (failed(problem))
+      return failure();
+    FailureOr<Plan> plan = searchWithinMemory(
+        *problem, within, timeLimit, leastMemory, [](const Twine &) {},
+        allowWithinStage);
+    if (failed(plan))
+      return failure();
+    problem->record(plan->states);
+    searched[slot].emplace(Searched{func, std::move(*problem), *plan});
+    return plan->cost;
+  };
+
+  // The backward takes the forward's arguments first; it returns the
+  // gradients of the received ones first, in argument order.
+  unsigned numArgs = fwd.getNumArguments(), numReceived = 0;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    setArgLayout(back, i, getArgLayout(fwd, i));
+    if (getSourceField(fwd, i, "stage") >= 0)
+      setResultLayout(back, numReceived++, getArgLayout(fwd, i));
+  }
+  // The forward result each gradient argument belongs to: later stages'
+  // received arguments from this one, in stage and argument order.
+  SmallVector<int64_t> resultOf;
+  for (func::FuncOp later : forward.drop_front(k + 1))
+    for (unsigned i = 0; i < later.getNumArguments(); ++i)
+      if (getSourceField(later, i, "stage") == k)
+        resultOf.push_back(getSourceField(later, i, "result"));
+  FailureOr<PlanCost> backCost = search(1, back, 0, limit);
+  if (failed(backCost))
+    return failure();
+  // A result sent to several stages comes back from each: once in one
+  // layout.
+  DenseMap<int64_t, NdSbpAttr> sentLayout;
+  bool agree = true;
+  for (auto [j, result] : llvm::enumerate(resultOf)) {
+    NdSbpAttr layout = getArgLayout(back, numArgs + j);
+    auto [it, inserted] = sentLayout.try_emplace(result, layout);
+    agree &= inserted || it->second == layout;
+  }
+  if (!agree) {
+    for (auto [j, result] : llvm::enumerate(resultOf))
+      setArgLayout(back, numArgs + j, sentLayout.lookup(result));
+    backCost = search(1, back, 0, limit);
+    if (failed(backCost))
+      return failure();
+  }
+
+  for (unsigned i = 0; i < numArgs; ++i)
+    setArgLayout(fwd, i, getArgLayout(back, i));
+  for (auto [result, layout] : sentLayout)
+    setResultLayout(fwd, result, layout);
+  FailureOr<PlanCost> fwdCost = search(0, fwd, 0, limit);
+  if (failed(fwdCost))
+    return failure();
+
+  unsigned numKept = 0;
+  for (unsigned i = 0; i < apply.getNumArguments(); ++i) {
+    int64_t gradient = getSourceField(apply, i, "gradient");
+    if (gradient >= 0) {
+      setArgLayout(
+          apply, i,
+          back.getResultAttrOfType<NdSbpAttr>(
+              numReceived + gradient, SbpDialect::getShardingAttrName()));
+      continue;
+    }
+    // The i-th result is the i-th argument updated.
+    int64_t input = getSourceField(apply, i, "input");
+    for (unsigned a = 0; a < back.getNumArguments(); ++a)
+      if (getSourceField(back, a, "input") == input &&
+          getSourceField(back, a, "micro_batch_dim") < 0) {
+        setArgLayout(apply, i, getArgLayout(back, a));
+        setResultLayout(apply, numKept, getArgLayout(back, a));
+      }
+    ++numKept;
+  }
+  // The update holds the parameters, their state and the summed gradients
+  // beside the passes' working memory: the memory left to it is what
+  // shards the state (ZeRO) when the whole does not fit.
+  double held = 0, saved = 0;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    auto type = dyn_cast<RankedTensorType>(fwd.getArgumentTypes()[i]);
+    if (!type)
+      continue;
+    double bytes = model.getLocalBytes(type, getArgLayout(fwd, i));
+    if (getSourceField(fwd, i, "stage") >= 0)
+      saved += bytes;
+    else if (getSourceField(fwd, i, "micro_batch_dim") < 0)
+      held += bytes;
+  }
+  double working = std::max(fwdCost->peakMemory, backCost->peakMemory) - held;
+  FailureOr<PlanCost> updateCost =
+      search(2, apply, numKept, std::max(limit - working, 0.0));
+  if (failed(updateCost)) {
+    leastMemory += working;
+    return failure();
+  }
+
+  for (std::optional<Searched> &each : searched)
+    if (failed(onSearched(each->func, each->problem, each->plan)))
+      return failure();
+
+  // Held throughout: what the update holds and the passes' working
+  // memory; per micro-batch in flight: what the forward received, saved
+  // for the backward.
+  RangeCost cost;
+  cost.time = fwdCost->stepTime();
+  cost.backward = backCost->stepTime();
+  cost.update = updateCost->stepTime();
+  cost.parameters = updateCost->peakMemory + working;
+  cost.activations = saved;
+  return cost;
+}
+
 /// Prices ops [begin, end) of `ops` (of `func`) as a stage: outlined and
-/// searched on `mesh` under `model`.
+/// searched on `mesh` under `model`. A training step's loss function
+/// (`train`) is priced with the stage's backward and update.
 RangeCost priceRange(func::FuncOp func, ArrayRef<Operation *> ops,
                      int64_t begin, int64_t end, const MicroBatching &batching,
                      MeshOp mesh, const CostModel &model, double limit,
-                     double timeLimit) {
+                     double timeLimit, const Training *train) {
   Builder builder(func.getContext());
   for (auto [i, op] : llvm::enumerate(ops))
     op->setAttr(SbpDialect::getStageAttrName(),
                 builder.getI64IntegerAttr(int64_t(i) < begin ? 0
                                           : int64_t(i) < end ? 1
                                                              : 2));
-  SmallVector<PipelineOutput> outputs;
-  FailureOr<SmallVector<func::FuncOp>> stages =
-      outlineStages(func, batching, outputs);
   RangeCost cost;
-  if (failed(stages))
-    return cost;
-  FailureOr<SearchProblem> problem =
-      SearchProblem::build((*stages)[1], mesh, model);
   double leastMemory = 0;
-  if (succeeded(problem)) {
-    FailureOr<Plan> plan = searchWithinMemory(
-        *problem, limit, timeLimit, leastMemory, [](const Twine &) {},
-        allowWithinStage);
+  SmallVector<func::FuncOp> forward, backward, update;
+  SmallVector<PipelineOutput> outputs;
+  if (train) {
+    // A cut the training pipeline cannot take (a weight two stages share)
+    // is not a candidate.
+    ScopedDiagnosticHandler quiet(func.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    if (succeeded(outlineTrainingStages(func, batching, *train, forward,
+                                        backward, update, outputs,
+                                        /*only=*/1))) {
+      FailureOr<RangeCost> searched = searchTrainingStage(
+          forward, backward, update, 1, mesh, model, limit, timeLimit,
+          leastMemory, [](func::FuncOp, const SearchProblem &, const Plan &) {
+            return success();
+          });
+      if (succeeded(searched))
+        cost = *searched;
+    }
+  } else if (FailureOr<SmallVector<func::FuncOp>> stages =
+                 outlineStages(func, batching, outputs);
+             failed(stages)) {
+    return cost;
+  } else {
+    forward.assign(stages->begin(), stages->end());
+    FailureOr<SearchProblem> problem =
+        SearchProblem::build(forward[1], mesh, model);
+    FailureOr<Plan> plan = failure();
+    if (succeeded(problem))
+      plan = searchWithinMemory(
+          *problem, limit, timeLimit, leastMemory, [](const Twine &) {},
+          allowWithinStage);
     if (succeeded(plan)) {
       cost.time = plan->cost.stepTime();
       cost.parameters = plan->cost.parameterBytes;
       cost.activations = plan->cost.peakMemory - plan->cost.parameterBytes;
     }
   }
-  for (func::FuncOp stage : *stages)
-    stage.erase();
+  for (func::FuncOp stage :
+       llvm::concat<func::FuncOp>(forward, backward, update))
+    if (stage)
+      stage.erase();
   return cost;
 }
 
@@ -229,11 +473,16 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
   std::optional<PipelinePlan> best;
   double bestTime = singleStepTime;
   unsigned priced = 0;
-  SmallVector<int64_t> batchArgs = getDefaultBatchArgs(func);
+  // A training step is cut as its loss function (Pipelining.h).
+  std::optional<Training> train = getTraining(func);
+  SmallVector<int64_t> batchArgs =
+      train ? getTrainBatchArgs(func) : getDefaultBatchArgs(func);
   for (int64_t count : counts) {
     OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
     auto copy = cast<func::FuncOp>(func->clone());
     scratch->push_back(copy);
+    if (train)
+      reduceToLoss(copy);
     MicroBatching batching;
     {
       // A count the search tries and the program does not allow is
@@ -250,7 +499,8 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
     }
     SmallVector<Operation *> ops = getPlaceableOps(copy);
     SmallVector<double> crossing = getCrossingBytes(copy, ops);
-    SmallVector<int64_t> segments = getSegments(ops, crossing);
+    SmallVector<int64_t> segments =
+        getSegments(ops, crossing, train ? kMaxTrainingSegments : kMaxSegments);
     int64_t numSegments = segments.size() - 1;
     OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
     for (ArrayRef<int64_t> shape : meshes) {
@@ -273,9 +523,9 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
       // limit, and again within less where the activations the schedule
       // keeps would not fit (the stage search knows one micro-batch).
       auto price = [&](int64_t i, int64_t j, double limit) {
-        RangeCost range =
-            priceRange(copy, ops, segments[i], segments[j], batching, stageMesh,
-                       *full, limit, options.timeLimit);
+        RangeCost range = priceRange(
+            copy, ops, segments[i], segments[j], batching, stageMesh, *full,
+            limit, options.timeLimit, train ? &*train : nullptr);
         ++priced;
         return range;
       };
@@ -312,7 +562,7 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
                 options.memoryLimit)
               range = RangeCost();
             if (std::isfinite(range.time))
-              values.push_back(std::max(range.time, send(j)));
+              values.push_back(std::max(range.time + range.backward, send(j)));
           }
       }
       stageMesh.erase();
@@ -334,10 +584,11 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
               // A stage and its outgoing link each pass one micro-batch
               // per step of the steady state; both add to the latency.
               const RangeCost &range = cost(i, j, s - 1);
+              double time = range.time + range.backward;
               if (!std::isfinite(least[s - 1][i]) ||
-                  std::max(range.time, send(j)) > bound)
+                  std::max(time, send(j)) > bound)
                 continue;
-              double sum = least[s - 1][i] + range.time + send(j);
+              double sum = least[s - 1][i] + time + send(j);
               if (sum < least[s][j]) {
                 least[s][j] = sum;
                 from[s][j] = i;
@@ -349,6 +600,7 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
         if (time >= bestTime)
           continue;
         PipelinePlan plan;
+        plan.training = train.has_value();
         plan.stages = k;
         plan.microBatches = count;
         plan.schedule = options.schedule;
@@ -361,8 +613,10 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
           const RangeCost &range = cost(bounds[s], bounds[s + 1], s);
           StageTimes times;
           times.forward = range.time;
+          times.backward = range.backward;
           times.send = send(bounds[s + 1]);
           plan.times.push_back(times);
+          plan.updates.push_back(range.update);
           plan.memory.push_back(range.parameters +
                                 getInFlight(options.schedule, s, k, count) *
                                     range.activations);
@@ -370,10 +624,15 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
             plan.cuts.push_back(segments[bounds[s]]);
         }
         plan.timeline = ::sbp::runtime::simulateSchedule(
-            options.schedule, plan.times, count, /*backward=*/false);
-        plan.stepTime = ::sbp::runtime::getMakespan(plan.timeline);
+            options.schedule, plan.times, count, plan.training);
+        // The stages update their parameters at once after the last
+        // backward.
+        plan.stepTime = ::sbp::runtime::getMakespan(plan.timeline) +
+                        *llvm::max_element(plan.updates);
         plan.bubble = ::sbp::runtime::getBubbleFraction(plan.timeline, k);
-        bestTime = time;
+        if (plan.training && plan.stepTime >= bestTime)
+          continue;
+        bestTime = plan.training ? plan.stepTime : time;
         best = std::move(plan);
       }
     }
@@ -395,9 +654,13 @@ LogicalResult mlir::sbp::applyPipelinePlan(
                       const CostModel &, MeshOp)>
         onStage) {
   ModuleOp module = func->getParentOfType<ModuleOp>();
+  std::optional<Training> train = getTraining(func);
+  SmallVector<int64_t> batchArgs =
+      train ? getTrainBatchArgs(func) : getDefaultBatchArgs(func);
+  if (train)
+    reduceToLoss(func);
   MicroBatching batching;
-  if (failed(microBatch(func, plan.microBatches, getDefaultBatchArgs(func),
-                        batching)))
+  if (failed(microBatch(func, plan.microBatches, batchArgs, batching)))
     return failure();
   Builder builder(func.getContext());
   for (auto [i, op] : llvm::enumerate(getPlaceableOps(func)))
@@ -405,37 +668,58 @@ LogicalResult mlir::sbp::applyPipelinePlan(
                 builder.getI64IntegerAttr(llvm::upper_bound(plan.cuts, i) -
                                           plan.cuts.begin()));
   SmallVector<PipelineOutput> outputs;
-  FailureOr<SmallVector<func::FuncOp>> stages =
-      outlineStages(func, batching, outputs);
-  if (failed(stages))
-    return failure();
+  SmallVector<func::FuncOp> stages, backward, update;
+  if (train) {
+    if (failed(outlineTrainingStages(func, batching, *train, stages, backward,
+                                     update, outputs)))
+      return failure();
+  } else {
+    FailureOr<SmallVector<func::FuncOp>> outlined =
+        outlineStages(func, batching, outputs);
+    if (failed(outlined))
+      return failure();
+    stages.assign(outlined->begin(), outlined->end());
+  }
   auto model = CostModel::get(cluster, plan.mesh);
   if (!model)
     return module.emitError() << llvm::toString(model.takeError());
   MeshOp mesh = createPipelineMesh(module, plan.mesh);
-  recordPipeline(module, func.getSymName(), *stages, mesh, plan.microBatches,
-                 ::sbp::runtime::getScheduleName(options.schedule), outputs);
+  recordPipeline(module, func.getSymName(), stages, mesh, plan.microBatches,
+                 ::sbp::runtime::getScheduleName(options.schedule), outputs,
+                 backward, update);
   func.erase();
 
   StringRef sharding = SbpDialect::getShardingAttrName();
-  for (func::FuncOp stage : *stages) {
+  auto placed = [&](func::FuncOp stage, const SearchProblem &problem,
+                    const Plan &stagePlan) {
+    onStage(stage, problem, stagePlan, *model, mesh);
+    return propagateLayouts(stage, mesh, /*maxSweeps=*/8);
+  };
+  for (auto [k, stage] : llvm::enumerate(stages)) {
     // A received value arrives in the layout its sender gives it.
     for (unsigned i = 0; i < stage.getNumArguments(); ++i) {
-      auto source = stage.getArgAttrOfType<DictionaryAttr>(
-          i, SbpDialect::getSourceAttrName());
-      auto from = source.getAs<IntegerAttr>("stage");
-      if (!from)
+      int64_t from = getSourceField(stage, i, "stage");
+      if (from < 0)
         continue;
-      func::FuncOp sender = (*stages)[from.getInt()];
-      if (auto layout = sender.getResultAttrOfType<NdSbpAttr>(
-              source.getAs<IntegerAttr>("result").getInt(), sharding))
+      if (auto layout = stages[from].getResultAttrOfType<NdSbpAttr>(
+              getSourceField(stage, i, "result"), sharding))
         stage.setArgAttr(i, sharding, layout);
+    }
+    double leastMemory = 0;
+    if (train) {
+      if (failed(searchTrainingStage(stages, backward, update, k, mesh, *model,
+                                     options.memoryLimit, options.timeLimit,
+                                     leastMemory, placed)))
+        return emitError(stage.getLoc())
+               << "sbp-auto-parallel: no plan of this training stage fits "
+                  "the memory limit; the least found needs "
+               << formatBytes(leastMemory) << " per device";
+      continue;
     }
     FailureOr<SearchProblem> problem =
         SearchProblem::build(stage, mesh, *model);
     if (failed(problem))
       return failure();
-    double leastMemory = 0;
     FailureOr<Plan> stagePlan = searchWithinMemory(
         *problem, options.memoryLimit, options.timeLimit, leastMemory,
         [](const Twine &) {}, allowWithinStage);
@@ -444,9 +728,8 @@ LogicalResult mlir::sbp::applyPipelinePlan(
              << "sbp-auto-parallel: no plan of this stage fits the memory "
                 "limit; the least found needs "
              << formatBytes(leastMemory) << " per device";
-    onStage(stage, *problem, *stagePlan, *model, mesh);
     problem->record(stagePlan->states);
-    if (failed(propagateLayouts(stage, mesh, /*maxSweeps=*/8)))
+    if (failed(placed(stage, *problem, *stagePlan)))
       return failure();
   }
   return success();

@@ -165,7 +165,7 @@ LogicalResult mlir::sbp::buildTrainingStages(
     int64_t state, ArrayRef<func::FuncOp> stages, const PipelineOutput &loss,
     SmallVectorImpl<func::FuncOp> &backward,
     SmallVectorImpl<func::FuncOp> &update,
-    SmallVectorImpl<PipelineOutput> &outputs) {
+    SmallVectorImpl<PipelineOutput> &outputs, int64_t only) {
   SmallVector<func::FuncOp> forward(stages);
   MLIRContext *ctx = lossFunction.getContext();
   Location loc = lossFunction.getLoc();
@@ -201,6 +201,10 @@ LogicalResult mlir::sbp::buildTrainingStages(
   b.setInsertionPointAfter(forward.back());
   SymbolTable symbols(lossFunction->getParentOp());
   for (auto [k, stage] : llvm::enumerate(forward)) {
+    if (only >= 0 && int64_t(k) != only) {
+      backward.push_back(nullptr);
+      continue;
+    }
     // The gradients of this stage's results that later stages send back:
     // (result, type, source) per argument of theirs that received one.
     struct Incoming {
@@ -292,6 +296,10 @@ LogicalResult mlir::sbp::buildTrainingStages(
       ownerOf[p] = 0;
   SmallVector<int64_t> resultOf(params + state, -1), stageOf(params + state, 0);
   for (int64_t k = 0; k < numStages; ++k) {
+    if (only >= 0 && k != only) {
+      update.push_back(nullptr);
+      continue;
+    }
     SmallVector<int64_t> mine;
     for (unsigned i : owned[k])
       mine.push_back(getField(getArgSource(forward[k], i), "input"));
@@ -341,7 +349,7 @@ LogicalResult mlir::sbp::buildTrainingStages(
     update.push_back(apply);
   }
   // The step count of stage 0 stands for all.
-  if (spec.getSharedState()) {
+  if (spec.getSharedState() && update[0]) {
     stageOf[params + state - 1] = 0;
     resultOf[params + state - 1] = update[0].getNumResults() - 1;
   }

@@ -401,11 +401,9 @@ int Runner::searchPlan() {
     options.mesh = joinMesh(mesh);
   // Without --pipeline-stages the search may choose a pipeline, which
   // runs on the host backend.
-  // Training steps do not run as pipelines yet.
   options.pipelineStages = stagesFlag ? stagesFlag.getValue()
                            : backendFlag == "cpu" && !emulateGpuFlag &&
-                                   saveFlag.empty() && !trainFlag &&
-                                   !checkGradientsFlag
+                                   saveFlag.empty() && !checkGradientsFlag
                                ? 0
                                : 1;
   options.microBatches = microBatchesFlag;
@@ -483,13 +481,9 @@ int Runner::checkTrainFlags() {
   if (backendFlag != "cpu" || emulateGpuFlag || !saveFlag.empty())
     return usage("--train runs on --backend cpu, without --save-program or "
                  "--emulate-gpu, in this sbp-run");
-  if (stagesFlag && (autoFlag || checkGradientsFlag))
-    return usage(std::string("--pipeline-stages with ") +
-                 (autoFlag ? "--train: the search does not choose the "
-                             "layouts of a training pipeline yet; drop --auto "
-                             "(the stages are balanced by work)"
-                           : "--check-gradients: gradients are checked "
-                             "without stages"));
+  if (stagesFlag && checkGradientsFlag)
+    return usage("--pipeline-stages with --check-gradients: gradients are "
+                 "checked without stages");
   return 0;
 }
 

@@ -131,7 +131,15 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     `recompute-segments` segments of balanced work, and segments are
     recomputed, those keeping the most bytes first, until a plan fits; the
     copies are real ops, so their compute is in the plan's price, and the
-    report says how many segments were recomputed.
+    report says how many segments were recomputed. A training step is
+    pipelined as `sbp-split-stages` pipelines it (stages of its loss, each
+    with a backward and an update function): each candidate stage's
+    backward is searched first, then its forward and its update with the
+    layouts they share with it fixed (parameters, received values and
+    their gradients, the summed gradients) and the update's optimizer state
+    free within the memory the passes leave; a stage's time per
+    micro-batch is its forward and backward, and the step adds the slowest
+    update.
 
     Constraints: the cluster preset or file exists and is complete; the mesh
     has as many devices as the cluster (any number on a `host_cores`

@@ -127,14 +127,17 @@ SmallVector<int64_t> getTrainBatchArgs(func::FuncOp step);
 /// N}`) and the gradients summed over the micro-batches
 /// (`{gradient = J}`: the J-th parameter gradient of the backward) and
 /// returns them updated, in argument order. Fails with an error when a
-/// parameter is used by more than one stage.
+/// parameter is used by more than one stage. With `only`, builds the
+/// functions of that stage alone (null for the others; the outputs are
+/// then meaningless): what pricing one stage needs.
 LogicalResult buildTrainingStages(func::FuncOp lossFunction,
                                   const OptimizerSpec &spec, int64_t params,
                                   int64_t state, ArrayRef<func::FuncOp> forward,
                                   const PipelineOutput &loss,
                                   SmallVectorImpl<func::FuncOp> &backward,
                                   SmallVectorImpl<func::FuncOp> &update,
-                                  SmallVectorImpl<PipelineOutput> &outputs);
+                                  SmallVectorImpl<PipelineOutput> &outputs,
+                                  int64_t only = -1);
 
 } // namespace sbp
 } // namespace mlir

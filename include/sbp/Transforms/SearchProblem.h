@@ -64,9 +64,12 @@ public:
   };
 
   /// Builds the problem; fails (with an error) on an invalid recorded
-  /// signature.
+  /// signature. The first `tied` arguments come back updated as the first
+  /// results, in the layout they were taken in; -1 reads the count from
+  /// `sbp.train_step` (its parameters and state).
   static FailureOr<SearchProblem> build(FunctionOpInterface func, MeshOp mesh,
-                                        const CostModel &model);
+                                        const CostModel &model,
+                                        int64_t tied = -1);
 
   ArrayRef<Node> getNodes() const { return nodes; }
   /// The function the problem places.

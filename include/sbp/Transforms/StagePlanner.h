@@ -41,8 +41,13 @@ struct PipelinePlan {
   /// Where each stage after the first begins, as an index into the
   /// micro-batched function's top-level ops.
   SmallVector<int64_t> cuts;
+  /// Whether the stages are a training step's, each with a backward and
+  /// an update.
+  bool training = false;
   /// Per stage, per micro-batch.
   std::vector<::sbp::runtime::StageTimes> times;
+  /// Per stage: its update, once per step (training).
+  SmallVector<double> updates;
   /// Per stage: bytes per device with the activations the schedule keeps.
   SmallVector<double> memory;
   /// The predicted timeline of one step, its length and its bubble.
