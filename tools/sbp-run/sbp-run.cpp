@@ -400,10 +400,12 @@ int Runner::searchPlan() {
       !module->getOps<mlir::sbp::MeshOp>().empty())
     options.mesh = joinMesh(mesh);
   // Without --pipeline-stages the search may choose a pipeline, which
-  // runs on the host backend.
+  // runs on the host backend; for a training step, whose every candidate
+  // stage is three searches, only when asked for (docs/pipeline.md).
   options.pipelineStages = stagesFlag ? stagesFlag.getValue()
                            : backendFlag == "cpu" && !emulateGpuFlag &&
-                                   saveFlag.empty() && !checkGradientsFlag
+                                   saveFlag.empty() && !trainFlag &&
+                                   !checkGradientsFlag
                                ? 0
                                : 1;
   options.microBatches = microBatchesFlag;
