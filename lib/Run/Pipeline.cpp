@@ -32,8 +32,34 @@ sbp::runtime::Layout microBatchLayout(int64_t count, LayoutEntry::Kind kind,
   return layout;
 }
 
+/// Rows [offset, offset + rows) of `array` (row-major: one contiguous
+/// range of bytes).
+NpyArray getRows(const NpyArray &array, int64_t offset, int64_t rows) {
+  NpyArray part;
+  part.dtype = array.dtype;
+  part.shape = array.shape;
+  part.shape[0] = rows;
+  size_t rowBytes = array.shape[0] ? array.data.size() / array.shape[0] : 0;
+  part.data.assign(array.data.begin() + offset * rowBytes,
+                   array.data.begin() + (offset + rows) * rowBytes);
+  return part;
+}
+
+/// This device's shard of argument `a` of `program`, which comes from an
+/// input taken whole or by rows.
+NpyArray getHeldShard(const StageProgram &program, size_t a,
+                      const std::vector<NpyArray> &inputs,
+                      const std::vector<int64_t> &coords) {
+  const StageSource &source = program.sources[a];
+  const NpyArray &input = inputs[source.input];
+  if (source.offset < 0)
+    return sbp::runtime::extractShard(input, program.args[a].layout, coords);
+  return sbp::runtime::extractShard(getRows(input, source.offset, source.rows),
+                                    program.args[a].layout, coords);
+}
+
 /// This device's shards of each argument of `program` that comes from an
-/// input: whole, or one per micro-batch.
+/// input: whole (or its rows), or one per micro-batch.
 std::vector<std::vector<NpyArray>>
 getInputShards(const StageProgram &program, const std::vector<NpyArray> &inputs,
                const std::vector<int64_t> &coords, int64_t microBatches) {
@@ -44,8 +70,7 @@ getInputShards(const StageProgram &program, const std::vector<NpyArray> &inputs,
       continue;
     const NpyArray &input = inputs[source.input];
     if (source.microBatchDim < 0) {
-      shards[a].push_back(
-          sbp::runtime::extractShard(input, program.args[a].layout, coords));
+      shards[a].push_back(getHeldShard(program, a, inputs, coords));
       continue;
     }
     sbp::runtime::Layout cut = microBatchLayout(
@@ -180,11 +205,14 @@ void Execution::runTrainingPipelineRank(int64_t rank, sbp_comm *comm,
       getInputShards(mine, inputs, coords, microBatches);
   std::vector<std::vector<NpyArray>> backwardShards =
       getInputShards(back, inputs, coords, microBatches);
-  std::map<int64_t, NpyArray> carried;
+  // Keyed by input and first row (-1: whole).
+  std::map<std::pair<int64_t, int64_t>, NpyArray> carried;
+  auto key = [](const StageSource &source) {
+    return std::make_pair(source.input, source.offset);
+  };
   for (size_t a = 0; a < update.args.size(); ++a)
     if (update.sources[a].kind == StageSource::Input)
-      carried[update.sources[a].input] = sbp::runtime::extractShard(
-          inputs[update.sources[a].input], update.args[a].layout, coords);
+      carried[key(update.sources[a])] = getHeldShard(update, a, inputs, coords);
   auto bind = [&](const StageProgram &program,
                   std::vector<std::vector<NpyArray>> &shards, int64_t mb,
                   std::vector<NpyArray> *saved, std::vector<NpyArray> *sums) {
@@ -195,8 +223,8 @@ void Execution::runTrainingPipelineRank(int64_t rank, sbp_comm *comm,
         args[a] = &(*saved)[source.index];
       else if (source.kind == StageSource::Gradient)
         args[a] = &(*sums)[source.index];
-      else if (carried.count(source.input) && source.microBatchDim < 0)
-        args[a] = &carried[source.input];
+      else if (carried.count(key(source)) && source.microBatchDim < 0)
+        args[a] = &carried[key(source)];
       else
         args[a] = &shards[a][shards[a].size() == 1 ? 0 : mb];
     }
@@ -259,17 +287,25 @@ void Execution::runTrainingPipelineRank(int64_t rank, sbp_comm *comm,
     update.entry->call(bind(update, forwardShards, 0, nullptr, &sums),
                        update.results, outs);
     for (size_t r = 0; r < outs.size(); ++r)
-      carried[update.sources[r].input] = outs[r];
+      carried[key(update.sources[r])] = outs[r];
     double end = sbp_program_now_us();
     sbp_program_trace(false);
     if (recorded)
       record(rank, begin, end, std::move(taskSpans));
     stepLosses.push_back(loss);
     if (step + 1 == options.trainSteps)
-      for (size_t o = 0; o < numOutputs; ++o)
-        if (pipeline->outputs[o].update && pipeline->outputs[o].stage == stage)
-          rankResults[o * microBatches] =
-              std::move(outs[pipeline->outputs[o].result]);
+      for (size_t o = 0; o < numOutputs; ++o) {
+        const PipelineOutput &output = pipeline->outputs[o];
+        if (!output.update)
+          continue;
+        // This stage's piece of it, if any.
+        std::vector<std::pair<int64_t, int64_t>> pieces = output.rows;
+        if (pieces.empty())
+          pieces.emplace_back(output.stage, output.result);
+        for (auto [from, result] : pieces)
+          if (from == stage)
+            rankResults[o * microBatches] = std::move(outs[result]);
+      }
   }
 
   // The losses are the last stage's: its devices send them to those of
@@ -306,18 +342,24 @@ bool Execution::assemblePipelineOutputs(
   outputs.assign(pipeline->outputs.size(), NpyArray());
   for (size_t o = 0; o < pipeline->outputs.size(); ++o) {
     const PipelineOutput &output = pipeline->outputs[o];
-    const PipelineStage &stage = pipeline->stages[output.stage];
-    const TensorSpec &spec = output.update ? stage.update.results[output.result]
-                                           : stage.results[output.result];
-    // An update's result is computed once per step.
-    int64_t pieceCount = output.update ? 1 : microBatches;
+    // A stage's result per micro-batch; an update's result once per step,
+    // from each stage that owns rows of it.
+    std::vector<std::pair<int64_t, int64_t>> sources = output.rows;
+    if (sources.empty())
+      sources.emplace_back(output.stage, output.result);
+    int64_t pieceCount = output.update ? sources.size() : microBatches;
     std::vector<NpyArray> pieces;
-    for (int64_t mb = 0; mb < pieceCount; ++mb) {
+    for (int64_t i = 0; i < pieceCount; ++i) {
+      auto [from, result] = sources[output.update ? i : 0];
+      int64_t mb = output.update ? 0 : i;
+      const PipelineStage &stage = pipeline->stages[from];
+      const TensorSpec &spec =
+          output.update ? stage.update.results[result] : stage.results[result];
       // The stage's devices in order hold the micro-batch's shards.
       std::vector<NpyArray> shards;
       for (int64_t r = 0; r < stageSize; ++r)
         shards.push_back(std::move(
-            rankResults[output.stage * stageSize + r][o * microBatches + mb]));
+            rankResults[from * stageSize + r][o * microBatches + mb]));
       NpyArray piece;
       sbp::runtime::Layout layout = overStage(spec.layout);
       std::vector<int64_t> shape = inferGlobalShape(shards, layout);
@@ -331,6 +373,11 @@ bool Execution::assemblePipelineOutputs(
     // virtual micro-batch axis.
     if (output.update) {
       outputs[o] = std::move(pieces.front());
+      for (size_t i = 1; i < pieces.size(); ++i) {
+        outputs[o].shape[0] += pieces[i].shape[0];
+        outputs[o].data.insert(outputs[o].data.end(), pieces[i].data.begin(),
+                               pieces[i].data.end());
+      }
       continue;
     }
     sbp::runtime::Layout whole = microBatchLayout(

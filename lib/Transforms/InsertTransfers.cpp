@@ -186,11 +186,12 @@ void SbpInsertTransfersPass::runOnOperation() {
   for (Attribute element : pipeline.getAs<ArrayAttr>("outputs")) {
     auto output = cast<DictionaryAttr>(element);
     NamedAttrList fields(output);
-    int64_t stage = output.getAs<IntegerAttr>("stage").getInt();
-    int64_t result = output.getAs<IntegerAttr>("result").getInt();
-    if (!output.contains("update"))
+    if (!output.contains("update")) {
+      int64_t stage = output.getAs<IntegerAttr>("stage").getInt();
+      int64_t result = output.getAs<IntegerAttr>("result").getInt();
       fields.set("result",
                  builder.getI64IntegerAttr(renumbered[stage][result]));
+    }
     newOutputs.push_back(fields.getDictionary(context));
   }
   NamedAttrList fields(pipeline);

@@ -13,7 +13,9 @@
 #include "sbp/Transforms/Pipelining.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
@@ -21,6 +23,7 @@
 #include "sbp/Transforms/Propagation.h"
 #include "sbp/Transforms/ShardingState.h"
 #include "llvm/ADT/SetVector.h"
+#include <map>
 
 using namespace mlir;
 using namespace mlir::sbp;
@@ -249,7 +252,121 @@ double sbp::getIterationWork(Operation *op) {
 
 bool sbp::isCheapToRecompute(Operation *op) {
   // Scalar and dense constants too: every stage may hold its own copy.
-  return isa<arith::ConstantOp>(op) || isFreeToRepeat(op);
+  int64_t offset;
+  return isa<arith::ConstantOp>(op) || isFreeToRepeat(op) ||
+         (op->getNumResults() == 1 &&
+          getArgumentRows(op->getResult(0), offset));
+}
+
+BlockArgument sbp::getArgumentRows(Value value, int64_t &offset) {
+  auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !slice.hasUnitStride() ||
+      slice.getSourceType().getRank() != slice.getResultType().getRank())
+    return nullptr;
+  auto arg = dyn_cast<BlockArgument>(slice.getSource());
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()) ||
+      arg.getOwner() != slice->getBlock())
+    return nullptr;
+  RankedTensorType type = slice.getSourceType();
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    std::optional<int64_t> start =
+        getConstantIntValue(slice.getMixedOffsets()[d]);
+    std::optional<int64_t> size = getConstantIntValue(slice.getMixedSizes()[d]);
+    if (!start || !size ||
+        (d > 0 && (*start != 0 || *size != type.getDimSize(d))))
+      return nullptr;
+    if (d == 0)
+      offset = *start;
+  }
+  return arg;
+}
+
+int64_t sbp::splitLayerLoops(func::FuncOp func, int64_t pieces) {
+  int64_t split = 0;
+  for (auto loop :
+       llvm::make_early_inc_range(func.front().getOps<scf::ForOp>())) {
+    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (!lower || !upper || !step || *lower != 0 || *step != 1 || *upper < 2)
+      continue;
+    int64_t layers = *upper;
+    Value iv = loop.getInductionVar();
+    // Row `iv` of a stacked argument: the dim-0 offset (the first dynamic
+    // one, operand 1) is the layer index and one row is taken.
+    auto isLayerRow = [&](OpOperand &use, Value source) {
+      auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
+      return slice && slice.getSource() == source &&
+             slice.getMixedOffsets()[0] == OpFoldResult(iv) &&
+             isConstantIntValue(slice.getMixedSizes()[0], 1) &&
+             isConstantIntValue(slice.getMixedStrides()[0], 1);
+    };
+    SmallVector<BlockArgument> stacked;
+    for (BlockArgument arg : func.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || type.getRank() == 0 || type.getDimSize(0) != layers)
+        continue;
+      bool used = false, rowsOnly = true;
+      for (OpOperand &use : arg.getUses())
+        if (loop->isProperAncestor(use.getOwner())) {
+          used = true;
+          rowsOnly &= isLayerRow(use, arg);
+        }
+      if (used && rowsOnly)
+        stacked.push_back(arg);
+    }
+    if (stacked.empty())
+      continue;
+    int64_t count = std::min(pieces, layers);
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    SmallVector<Value> carried(loop.getInitArgs());
+    for (int64_t g = 0; g < count; ++g) {
+      int64_t begin = layers * g / count, end = layers * (g + 1) / count;
+      IRMapping mapping;
+      for (BlockArgument arg : stacked) {
+        auto type = cast<RankedTensorType>(arg.getType());
+        SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+        SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+        SmallVector<OpFoldResult> sizes = {b.getIndexAttr(end - begin)};
+        for (int64_t d = 1; d < type.getRank(); ++d)
+          sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+        offsets[0] = b.getIndexAttr(begin);
+        mapping.map(arg, tensor::ExtractSliceOp::create(b, loc, arg, offsets,
+                                                        sizes, strides)
+                             .getResult());
+      }
+      auto piece = cast<scf::ForOp>(b.clone(*loop, mapping));
+      piece.getUpperBoundMutable().assign(
+          arith::ConstantIndexOp::create(b, loc, end - begin));
+      piece.getInitArgsMutable().assign(carried);
+      // Any other use of the layer index sees the layer's number.
+      Value local = piece.getInductionVar();
+      SmallVector<OpOperand *> global;
+      for (OpOperand &use : local.getUses()) {
+        auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
+        bool row = slice && use.getOperandNumber() == 1 &&
+                   llvm::any_of(stacked, [&](BlockArgument arg) {
+                     return slice.getSource() == mapping.lookup(arg);
+                   });
+        if (!row)
+          global.push_back(&use);
+      }
+      if (begin > 0 && !global.empty()) {
+        OpBuilder inner = OpBuilder::atBlockBegin(piece.getBody());
+        Value number = arith::AddIOp::create(
+            inner, loc, local,
+            arith::ConstantIndexOp::create(inner, loc, begin));
+        for (OpOperand *use : global)
+          use->set(number);
+      }
+      carried.assign(piece.getResults().begin(), piece.getResults().end());
+    }
+    loop.replaceAllUsesWith(carried);
+    loop.erase();
+    ++split;
+  }
+  return split;
 }
 
 SmallVector<Operation *> sbp::getPlaceableOps(func::FuncOp func) {
@@ -320,10 +437,25 @@ sbp::outlineStages(func::FuncOp func, const MicroBatching &batching,
       return std::nullopt;
     return stageOf.lookup(producer);
   };
+  // Per stage, the rows of each argument (not cut into micro-batches) it
+  // takes only rows of: [first, end).
+  SmallVector<std::map<unsigned, std::pair<int64_t, int64_t>>> rows(numStages);
   // Values a cheap producer needs are needed by its users' stage.
   std::function<LogicalResult(Value, int64_t, Operation *)> require =
       [&](Value value, int64_t stage, Operation *user) -> LogicalResult {
     Operation *producer = value.getDefiningOp();
+    int64_t offset = 0;
+    BlockArgument rowsOf = getArgumentRows(value, offset);
+    if (rowsOf &&
+        (batching.count == 1 || batching.argDims[rowsOf.getArgNumber()] < 0)) {
+      int64_t end =
+          offset + cast<RankedTensorType>(value.getType()).getDimSize(0);
+      auto [it, inserted] =
+          rows[stage].try_emplace(rowsOf.getArgNumber(), offset, end);
+      it->second = {std::min(it->second.first, offset),
+                    std::max(it->second.second, end)};
+      return success();
+    }
     if (producer && isCheapToRecompute(producer)) {
       for (Value operand : producer->getOperands())
         if (failed(require(operand, stage, user)))
@@ -376,9 +508,28 @@ sbp::outlineStages(func::FuncOp func, const MicroBatching &batching,
   builder.setInsertionPointAfter(func);
   SmallVector<func::FuncOp> stages;
   for (int64_t stage = 0; stage < numStages; ++stage) {
+    // Rows of an argument the stage also takes whole, or all of its rows,
+    // come from the whole argument; the others from an argument of their
+    // own after the imports.
+    SmallVector<std::pair<BlockArgument, int64_t>> rowArgs;
+    for (auto [index, range] : rows[stage]) {
+      BlockArgument arg = body.getArgument(index);
+      auto type = cast<RankedTensorType>(arg.getType());
+      if (!imports[stage].contains(arg) &&
+          (range.first > 0 || range.second < type.getDimSize(0)))
+        rowArgs.emplace_back(arg, range.first);
+      else
+        imports[stage].insert(arg);
+    }
     SmallVector<Type> inputs, results;
     for (Value value : imports[stage])
       inputs.push_back(value.getType());
+    for (auto [arg, offset] : rowArgs) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = rows[stage][arg.getArgNumber()].second - offset;
+      inputs.push_back(type.clone(shape));
+    }
     for (Value value : exports[stage])
       results.push_back(value.getType());
     auto stageFunc = func::FuncOp::create(
@@ -413,10 +564,40 @@ sbp::outlineStages(func::FuncOp func, const MicroBatching &batching,
       stageFunc.setArgAttr(i, SbpDialect::getSourceAttrName(),
                            DictionaryAttr::get(context, source));
     }
+    DenseMap<Value, std::pair<Value, int64_t>> rowsFrom;
+    for (auto [i, row] : llvm::enumerate(rowArgs)) {
+      unsigned position = imports[stage].size() + i;
+      rowsFrom[row.first] = {entry->getArgument(position), row.second};
+      stageFunc.setArgAttr(
+          position, SbpDialect::getSourceAttrName(),
+          builder.getDictionaryAttr(
+              {builder.getNamedAttr("input", builder.getI64IntegerAttr(
+                                                 row.first.getArgNumber())),
+               builder.getNamedAttr("offset",
+                                    builder.getI64IntegerAttr(row.second))}));
+    }
     OpBuilder inner = OpBuilder::atBlockEnd(entry);
     std::function<void(Value)> materialize = [&](Value value) {
       if (mapping.contains(value))
         return;
+      int64_t offset = 0;
+      BlockArgument rowsOf = getArgumentRows(value, offset);
+      if (auto it = rowsFrom.find(rowsOf); rowsOf && it != rowsFrom.end()) {
+        // The same rows again, relative to the stage's.
+        auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
+        Value from = it->second.first;
+        if (from.getType() == value.getType()) {
+          mapping.map(value, from);
+          return;
+        }
+        SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+        offsets[0] = inner.getIndexAttr(offset - it->second.second);
+        mapping.map(value, tensor::ExtractSliceOp::create(
+                               inner, slice.getLoc(), from, offsets,
+                               slice.getMixedSizes(), slice.getMixedStrides())
+                               .getResult());
+        return;
+      }
       Operation *producer = value.getDefiningOp();
       for (Value operand : producer->getOperands())
         materialize(operand);
@@ -480,7 +661,18 @@ void sbp::recordPipeline(ModuleOp module, StringRef function,
                              builder.getI64IntegerAttr(output.result)),
         builder.getNamedAttr("combine", builder.getStringAttr(getCombineName(
                                             output.combine.kind)))};
-    if (output.combine.kind == MicroBatchResult::Concat)
+    if (!output.rows.empty()) {
+      SmallVector<Attribute> stages, results;
+      for (auto [stage, result] : output.rows) {
+        stages.push_back(builder.getI64IntegerAttr(stage));
+        results.push_back(builder.getI64IntegerAttr(result));
+      }
+      fields = {
+          builder.getNamedAttr("stage", builder.getArrayAttr(stages)),
+          builder.getNamedAttr("result", builder.getArrayAttr(results)),
+          builder.getNamedAttr("combine", builder.getStringAttr("concat")),
+          builder.getNamedAttr("dim", builder.getI64IntegerAttr(0))};
+    } else if (output.combine.kind == MicroBatchResult::Concat)
       fields.push_back(builder.getNamedAttr(
           "dim", builder.getI64IntegerAttr(output.combine.dim)));
     if (output.update)

@@ -122,6 +122,7 @@ void SbpSplitStagesPass::runOnOperation() {
     return signalPassFailure();
 
   if (stages) {
+    splitLayerLoops(func, stages);
     int64_t ops = getPlaceableOps(func).size();
     if (ops < stages) {
       emitError(func.getLoc())

@@ -294,6 +294,14 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
   if (failed(fwdCost))
     return failure();
 
+  // The backward's layout of each input (or rows of one) held in the
+  // stage.
+  std::map<std::pair<int64_t, int64_t>, NdSbpAttr> heldLayout;
+  for (unsigned a = 0; a < back.getNumArguments(); ++a)
+    if (getSourceField(back, a, "input") >= 0 &&
+        getSourceField(back, a, "micro_batch_dim") < 0)
+      heldLayout[{getSourceField(back, a, "input"),
+                  getSourceField(back, a, "offset")}] = getArgLayout(back, a);
   unsigned numKept = 0;
   for (unsigned i = 0; i < apply.getNumArguments(); ++i) {
     int64_t gradient = getSourceField(apply, i, "gradient");
@@ -305,13 +313,12 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
       continue;
     }
     // The i-th result is the i-th argument updated.
-    int64_t input = getSourceField(apply, i, "input");
-    for (unsigned a = 0; a < back.getNumArguments(); ++a)
-      if (getSourceField(back, a, "input") == input &&
-          getSourceField(back, a, "micro_batch_dim") < 0) {
-        setArgLayout(apply, i, getArgLayout(back, a));
-        setResultLayout(apply, numKept, getArgLayout(back, a));
-      }
+    auto it = heldLayout.find({getSourceField(apply, i, "input"),
+                               getSourceField(apply, i, "offset")});
+    if (it != heldLayout.end()) {
+      setArgLayout(apply, i, it->second);
+      setResultLayout(apply, numKept, it->second);
+    }
     ++numKept;
   }
   // The update holds the parameters, their state and the summed gradients
@@ -483,6 +490,7 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
     scratch->push_back(copy);
     if (train)
       reduceToLoss(copy);
+    int64_t maxSegments = train ? kMaxTrainingSegments : kMaxSegments;
     MicroBatching batching;
     {
       // A count the search tries and the program does not allow is
@@ -497,10 +505,11 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
         continue;
       }
     }
+    // A loop over layers is as many segments as it may be cut into.
+    splitLayerLoops(copy, maxSegments);
     SmallVector<Operation *> ops = getPlaceableOps(copy);
     SmallVector<double> crossing = getCrossingBytes(copy, ops);
-    SmallVector<int64_t> segments =
-        getSegments(ops, crossing, train ? kMaxTrainingSegments : kMaxSegments);
+    SmallVector<int64_t> segments = getSegments(ops, crossing, maxSegments);
     int64_t numSegments = segments.size() - 1;
     OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
     for (ArrayRef<int64_t> shape : meshes) {
@@ -662,6 +671,8 @@ LogicalResult mlir::sbp::applyPipelinePlan(
   MicroBatching batching;
   if (failed(microBatch(func, plan.microBatches, batchArgs, batching)))
     return failure();
+  // As planPipeline cut it.
+  splitLayerLoops(func, train ? kMaxTrainingSegments : kMaxSegments);
   Builder builder(func.getContext());
   for (auto [i, op] : llvm::enumerate(getPlaceableOps(func)))
     op->setAttr(SbpDialect::getStageAttrName(),

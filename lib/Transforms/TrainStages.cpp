@@ -173,9 +173,19 @@ LogicalResult mlir::sbp::buildTrainingStages(
   StringRef sourceName = SbpDialect::getSourceAttrName();
 
   // Per stage: its received arguments and its parameters (argument
-  // numbers); the stage of each parameter.
+  // numbers); per parameter, the rows each stage takes, in order.
+  struct Rows {
+    int64_t stage, offset, size;
+    bool whole;
+  };
   SmallVector<SmallVector<unsigned>> received(numStages), owned(numStages);
-  SmallVector<int64_t> ownerOf(params, -1);
+  SmallVector<SmallVector<Rows>> rowsOf(params);
+  // Per stage, the parameter and rows of each of its owned arguments.
+  SmallVector<SmallVector<std::pair<int64_t, Rows>>> ownedRows(numStages);
+  auto getRowCount = [&](Type type) {
+    auto ranked = cast<RankedTensorType>(type);
+    return ranked.getRank() ? ranked.getDimSize(0) : 1;
+  };
   for (auto [k, stage] : llvm::enumerate(forward))
     for (unsigned i = 0; i < stage.getNumArguments(); ++i) {
       DictionaryAttr source = getArgSource(stage, i);
@@ -186,16 +196,36 @@ LogicalResult mlir::sbp::buildTrainingStages(
       int64_t input = getField(source, "input");
       if (input < 0 || input >= params)
         continue;
-      if (ownerOf[input] >= 0)
-        return emitError(loc)
-               << "cannot pipeline the training step: parameter #" << input
-               << " is used by stages " << ownerOf[input] << " and " << k
-               << ", whose gradients would have to be summed across stages "
-                  "(a weight shared by stages, such as an embedding the "
-                  "logits reuse, is not supported in a training pipeline)";
-      ownerOf[input] = k;
+      int64_t offset = getField(source, "offset");
+      Rows rows = {int64_t(k), std::max<int64_t>(offset, 0),
+                   getRowCount(stage.getArgumentTypes()[i]), offset < 0};
+      rowsOf[input].push_back(rows);
+      ownedRows[k].emplace_back(input, rows);
       owned[k].push_back(i);
     }
+  for (int64_t p = 0; p < params; ++p) {
+    SmallVector<Rows> &list = rowsOf[p];
+    llvm::sort(
+        list, [](const Rows &x, const Rows &y) { return x.offset < y.offset; });
+    int64_t next = 0;
+    for (const Rows &rows : list)
+      next = rows.offset == next ? next + rows.size : -1;
+    if (list.size() > 1 &&
+        next != getRowCount(lossFunction.getArgumentTypes()[p]))
+      return emitError(loc)
+             << "cannot pipeline the training step: parameter #" << p
+             << " is used by stages " << list[0].stage << " and "
+             << list[1].stage
+             << " other than as disjoint rows that cover it, whose gradients "
+                "would have to be summed across stages (a weight shared by "
+                "stages, such as an embedding the logits reuse, is not "
+                "supported in a training pipeline)";
+    if (list.size() == 1 && !list[0].whole)
+      return emitError(loc)
+             << "cannot pipeline the training step: stage " << list[0].stage
+             << " uses only some rows of parameter #" << p
+             << " and no stage the others";
+  }
 
   OpBuilder b(ctx);
   b.setInsertionPointAfter(forward.back());
@@ -287,45 +317,53 @@ LogicalResult mlir::sbp::buildTrainingStages(
     backward.push_back(back);
   }
 
-  // The updates: each stage's parameters, their state, and (AdamW) the
-  // step count, which every stage keeps a copy of. A parameter that no
-  // stage uses gets a zero gradient in stage 0, as in the step.
+  // The updates: each stage's parameters (or its rows of them), their
+  // state, and (AdamW) the step count, which every stage keeps a copy of. A
+  // parameter that no stage uses gets a zero gradient in stage 0, as in
+  // the step.
   int64_t perParam = spec.getStatePerParam();
-  for (int64_t p = 0; p < params; ++p)
-    if (ownerOf[p] < 0)
-      ownerOf[p] = 0;
-  SmallVector<int64_t> resultOf(params + state, -1), stageOf(params + state, 0);
+  // Per input: the update results it is made of, (offset, stage, result).
+  SmallVector<SmallVector<std::tuple<int64_t, int64_t, int64_t>>> piecesOf(
+      params + state);
   for (int64_t k = 0; k < numStages; ++k) {
     if (only >= 0 && k != only) {
       update.push_back(nullptr);
       continue;
     }
-    SmallVector<int64_t> mine;
-    for (unsigned i : owned[k])
-      mine.push_back(getField(getArgSource(forward[k], i), "input"));
+    // Those its backward has gradients of first.
+    SmallVector<std::pair<int64_t, Rows>> mine(ownedRows[k]);
     int64_t withGradient = mine.size();
-    for (int64_t p = 0; p < params; ++p)
-      if (ownerOf[p] == k && !llvm::is_contained(mine, p))
-        mine.push_back(p);
-    SmallVector<int64_t> inputs(mine);
-    for (int64_t p : mine)
+    for (int64_t p = 0; k == 0 && p < params; ++p)
+      if (rowsOf[p].empty())
+        mine.emplace_back(
+            p,
+            Rows{0, 0, getRowCount(lossFunction.getArgumentTypes()[p]), true});
+    SmallVector<std::pair<int64_t, Rows>> inputs(mine);
+    for (auto [p, rows] : mine)
       for (int64_t s = 0; s < perParam; ++s)
-        inputs.push_back(params + perParam * p + s);
+        inputs.emplace_back(params + perParam * p + s, rows);
     if (spec.getSharedState())
-      inputs.push_back(params + state - 1);
+      inputs.emplace_back(params + state - 1, Rows{k, 0, 1, true});
     SmallVector<Type> argTypes, resultTypes;
     SmallVector<DictionaryAttr> argAttrs;
-    for (int64_t input : inputs) {
-      argTypes.push_back(lossFunction.getArgumentTypes()[input]);
+    for (auto [input, rows] : inputs) {
+      auto type =
+          cast<RankedTensorType>(lossFunction.getArgumentTypes()[input]);
+      SmallVector<std::pair<StringRef, int64_t>> fields = {{"input", input}};
+      if (!rows.whole) {
+        SmallVector<int64_t> shape(type.getShape());
+        shape[0] = rows.size;
+        type = type.clone(shape);
+        fields.emplace_back("offset", rows.offset);
+      }
+      argTypes.push_back(type);
       argAttrs.push_back(DictionaryAttr::get(
-          ctx,
-          {b.getNamedAttr(sourceName, getSource(ctx, {{"input", input}}))}));
-      resultOf[input] = resultTypes.size();
-      stageOf[input] = k;
-      resultTypes.push_back(argTypes.back());
+          ctx, {b.getNamedAttr(sourceName, getSource(ctx, fields))}));
+      piecesOf[input].emplace_back(rows.offset, k, resultTypes.size());
+      resultTypes.push_back(type);
     }
     for (int64_t j = 0; j < withGradient; ++j) {
-      argTypes.push_back(lossFunction.getArgumentTypes()[mine[j]]);
+      argTypes.push_back(argTypes[j]);
       argAttrs.push_back(DictionaryAttr::get(
           ctx,
           {b.getNamedAttr(sourceName, getSource(ctx, {{"gradient", j}}))}));
@@ -348,17 +386,20 @@ LogicalResult mlir::sbp::buildTrainingStages(
     func::ReturnOp::create(body, loc, updated);
     update.push_back(apply);
   }
-  // The step count of stage 0 stands for all.
-  if (spec.getSharedState() && update[0]) {
-    stageOf[params + state - 1] = 0;
-    resultOf[params + state - 1] = update[0].getNumResults() - 1;
-  }
 
   for (int64_t i = 0; i < params + state; ++i) {
+    auto &pieces = piecesOf[i];
+    // The step count of stage 0 stands for all.
+    if (spec.getSharedState() && i == params + state - 1 && !pieces.empty())
+      pieces.resize(1);
+    llvm::sort(pieces);
     PipelineOutput output;
-    output.stage = stageOf[i];
-    output.result = resultOf[i];
     output.update = true;
+    if (!pieces.empty())
+      std::tie(std::ignore, output.stage, output.result) = pieces.front();
+    if (pieces.size() > 1)
+      for (auto [offset, stage, result] : pieces)
+        output.rows.emplace_back(stage, result);
     outputs.push_back(output);
   }
   outputs.push_back(loss);

@@ -71,7 +71,7 @@ func.func @mlp(%x: tensor<8x4xf32>, %w0: tensor<4x8xf32>, %w1: tensor<8x4xf32>) 
 // A weight that both stages read (tied): its gradient would be summed
 // across stages, which a training pipeline does not do.
 
-// expected-error @+1 {{cannot pipeline the training step: parameter #0 is used by stages 0 and 1, whose gradients would have to be summed across stages (a weight shared by stages, such as an embedding the logits reuse, is not supported in a training pipeline)}}
+// expected-error @+1 {{cannot pipeline the training step: parameter #0 is used by stages 0 and 1 other than as disjoint rows that cover it, whose gradients would have to be summed across stages (a weight shared by stages, such as an embedding the logits reuse, is not supported in a training pipeline)}}
 func.func @tied(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<8x8xf32>
@@ -79,5 +79,39 @@ func.func @tied(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %h = linalg.matmul ins(%x, %w : tensor<8x8xf32>, tensor<8x8xf32>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
   %t = math.tanh %h : tensor<8x8xf32>
   %y = linalg.matmul ins(%t, %w : tensor<8x8xf32>, tensor<8x8xf32>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// The two stages read overlapping rows of %w: not disjoint.
+
+// expected-error @+1 {{cannot pipeline the training step: parameter #0 is used by stages 0 and 1 other than as disjoint rows that cover it}}
+func.func @overlapping_rows(%x: tensor<8x8xf32>, %w: tensor<12x8xf32>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %w0 = tensor.extract_slice %w[0, 0] [8, 8] [1, 1] : tensor<12x8xf32> to tensor<8x8xf32>
+  %w1 = tensor.extract_slice %w[4, 0] [8, 8] [1, 1] : tensor<12x8xf32> to tensor<8x8xf32>
+  %h = linalg.matmul ins(%x, %w0 : tensor<8x8xf32>, tensor<8x8xf32>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %t = math.tanh %h : tensor<8x8xf32>
+  %y = linalg.matmul ins(%t, %w1 : tensor<8x8xf32>, tensor<8x8xf32>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// Only some rows of %w are read, by one stage: the others would need an
+// update of their own.
+
+// expected-error @+1 {{cannot pipeline the training step: stage 1 uses only some rows of parameter #1 and no stage the others}}
+func.func @some_rows(%x: tensor<8x8xf32>, %v: tensor<8x8xf32>, %w: tensor<12x8xf32>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %w1 = tensor.extract_slice %w[4, 0] [8, 8] [1, 1] : tensor<12x8xf32> to tensor<8x8xf32>
+  %h = linalg.matmul ins(%x, %v : tensor<8x8xf32>, tensor<8x8xf32>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %t = math.tanh %h : tensor<8x8xf32>
+  %y = linalg.matmul ins(%t, %w1 : tensor<8x8xf32>, tensor<8x8xf32>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %y : tensor<8x8xf32>
 }

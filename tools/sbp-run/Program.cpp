@@ -132,6 +132,11 @@ auto ::sbp::run::describePipeline(ModuleOp module,
         from.input = input.getInt();
         if (auto dim = source.getAs<IntegerAttr>("micro_batch_dim"))
           from.microBatchDim = dim.getInt();
+        if (auto offset = source.getAs<IntegerAttr>("offset")) {
+          from.offset = offset.getInt();
+          from.rows =
+              cast<ShapedType>(func.getArgumentTypes()[i]).getDimSize(0);
+        }
       } else if (auto gradient = source.getAs<IntegerAttr>("gradient")) {
         from.kind = StageSource::Gradient;
         from.index = gradient.getInt();
@@ -160,14 +165,14 @@ auto ::sbp::run::describePipeline(ModuleOp module,
         return error;
       // The parameters and state stay in the stage between steps in the
       // update's layouts, which the forward and backward must share.
-      std::map<int64_t, const TensorSpec *> kept;
+      std::map<std::pair<int64_t, int64_t>, const TensorSpec *> kept;
       for (auto [spec, source] :
            llvm::zip(stage.update.args, stage.update.sources))
         if (source.kind == StageSource::Input)
-          kept[source.input] = &spec;
+          kept[{source.input, source.offset}] = &spec;
       for (StageProgram *program : {(StageProgram *)&stage, &stage.backward})
         for (auto [spec, source] : llvm::zip(program->args, program->sources)) {
-          auto it = kept.find(source.input);
+          auto it = kept.find({source.input, source.offset});
           if (source.kind == StageSource::Input && it != kept.end() &&
               spec.layout.entries != it->second->layout.entries)
             return "stage " + std::to_string(k) + ": input #" +
@@ -186,8 +191,16 @@ auto ::sbp::run::describePipeline(ModuleOp module,
   for (Attribute element : dict.getAs<ArrayAttr>("outputs")) {
     auto output = cast<DictionaryAttr>(element);
     PipelineOutput out;
-    out.stage = output.getAs<IntegerAttr>("stage").getInt();
-    out.result = output.getAs<IntegerAttr>("result").getInt();
+    if (auto stages = output.getAs<ArrayAttr>("stage")) {
+      // The verifier checked both arrays' forms.
+      for (auto [s, r] : llvm::zip(stages, output.getAs<ArrayAttr>("result")))
+        out.rows.emplace_back(cast<IntegerAttr>(s).getInt(),
+                              cast<IntegerAttr>(r).getInt());
+      std::tie(out.stage, out.result) = out.rows.front();
+    } else {
+      out.stage = output.getAs<IntegerAttr>("stage").getInt();
+      out.result = output.getAs<IntegerAttr>("result").getInt();
+    }
     StringRef combine = output.getAs<StringAttr>("combine").getValue();
     out.combine = combine == "concat" ? PipelineOutput::Concat
                   : combine == "sum"  ? PipelineOutput::Sum

@@ -12,12 +12,14 @@ namespace sbp::run {
 
 /// Where a stage argument comes from: an input of the program (its
 /// number, and the dimension it is cut into micro-batches along, -1:
-/// whole); in a training pipeline also the `index`-th value the stage's
-/// forward saved for its backward, or the `index`-th gradient of its
-/// backward summed over the micro-batches (for its update).
+/// whole; or its `rows` rows from `offset` on); in a training pipeline
+/// also the `index`-th value the stage's forward saved for its backward,
+/// or the `index`-th gradient of its backward summed over the
+/// micro-batches (for its update).
 struct StageSource {
   enum Kind { Input, Saved, Gradient } kind = Input;
   int64_t input = 0, microBatchDim = -1, index = 0;
+  int64_t offset = -1, rows = 0;
 };
 
 /// A program partitioned on the whole mesh, `B` along its first axis, that
@@ -43,6 +45,9 @@ struct PipelineOutput {
   enum Combine { Concat, Sum, Same } combine = Same;
   int64_t dim = 0;
   bool update = false;
+  /// An update output whose rows several stages own: each (stage, result)
+  /// in order along dimension 0; empty otherwise.
+  std::vector<std::pair<int64_t, int64_t>> rows;
 };
 
 /// A pipeline: stage k runs on the devices whose coordinate along the

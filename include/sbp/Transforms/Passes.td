@@ -103,7 +103,9 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     stages, each on the sub-mesh of the remaining axes, as Alpa does: for
     each number of micro-batches (`micro-batches`, or 1, 2, 4, 8 and 16)
     the function is micro-batched as `sbp-split-stages` does, its ops are
-    grouped into segments at the cuts where the fewest bytes are live, every
+    grouped into segments at the cuts where the fewest bytes are live (a
+    loop over layers first split into as many loops as there may be
+    segments, as `sbp-split-stages` splits it), every
     contiguous range of segments is priced as a stage by this search on each
     candidate sub-mesh, and a dynamic program chooses the cuts that
     minimize the step `sum of stage times + (m - 1) * slowest stage` (each
@@ -273,13 +275,18 @@ def SbpSplitStagesPass : Pass<"sbp-split-stages", "ModuleOp"> {
 
     Ops are assigned to stages by their `sbp.stage` attribute (written by
     hand or by `sbp-auto-parallel`) or, with `stages=K`, in program order
-    with balanced work (iteration points of linalg ops). An op without
+    with balanced work (iteration points of linalg ops); there, a loop over
+    layers (an `scf.for` from 0 to L that reads some arguments of L rows,
+    its stacked weights, only at row `iv`) is first split into K loops over
+    consecutive layers, each reading its own rows, so that its layers can
+    go to different stages. An op without
     `sbp.stage` joins the earliest stage that uses it; constants, empty
     tensors and fills of them are made again in every stage that uses them
     instead of being sent. Each stage becomes a function `@<f>_stage<k>`
     whose arguments say where their values come from (`sbp.source`: a
-    function input, cut into micro-batches or whole, or a result of an
-    earlier stage); the function itself is replaced by them and the module
+    function input, cut into micro-batches or whole, the rows of an input a
+    stage uses only rows of (`offset`), or a result of an earlier stage);
+    the function itself is replaced by them and the module
     records the pipeline in `sbp.pipeline`: the stages in order, the mesh
     they run on (`@pipeline`, of shape `mesh`, whose first axis numbers
     the stages: stage k runs on the devices at position k along it), the
@@ -300,7 +307,9 @@ def SbpSplitStagesPass : Pass<"sbp-split-stages", "ModuleOp"> {
     parameters and their state from the gradients summed over the
     micro-batches (gradient accumulation). `sbp.pipeline` names them
     (`backward`, `update`); the updated parameters and state are outputs
-    of the updates.
+    of the updates (of several, one after another along dimension 0, for
+    a stacked weight whose rows several stages own; their optimizer state
+    is cut the same way).
 
     Constraints: the function has no layout annotations (a pipeline
     chooses the layouts of each stage); with more than one micro-batch
@@ -310,7 +319,7 @@ def SbpSplitStagesPass : Pass<"sbp-split-stages", "ModuleOp"> {
     value of a later one); there are at least as many ops as stages;
     `stages` and `sbp.stage` are not both given; the first axis of `mesh`
     is the number of stages; a training step's parameters are each used by
-    one stage.
+    one stage, or by several as disjoint rows that cover it.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",

@@ -57,8 +57,23 @@ LogicalResult microBatch(func::FuncOp func, int64_t count,
                          ArrayRef<int64_t> batchArgs, MicroBatching &info);
 
 /// Whether the op's result is cheaper to compute again in a later stage
-/// than to send there: constants, empty tensors, fills of them.
+/// than to send there: constants, empty tensors, fills of them, and rows
+/// of an argument (see getArgumentRows), which a stage takes from the
+/// input.
 bool isCheapToRecompute(Operation *op);
+
+/// The argument `value` is rows of, when it is a static
+/// `tensor.extract_slice` of a function argument along dimension 0 only;
+/// its first row in `offset`.
+BlockArgument getArgumentRows(Value value, int64_t &offset);
+
+/// Splits each top-level `scf.for` of `func` over layers into at most
+/// `pieces` consecutive loops (for 0 to L step 1 that reads some
+/// arguments of L rows only as `tensor.extract_slice`s of row `iv`, the
+/// stacked weights of its layers): each reads its own rows of those
+/// arguments, so that a loop's layers can go to several stages, each
+/// stage taking only its layers' weights. Returns how many loops it split.
+int64_t splitLayerLoops(func::FuncOp func, int64_t pieces);
 
 /// The top-level ops of `func` that a stage owns (not cheap to recompute),
 /// in order.
@@ -79,14 +94,19 @@ struct PipelineOutput {
   /// A result of the stage's update function (a training step's updated
   /// parameter or optimizer state), computed once per step.
   bool update = false;
+  /// An update output whose rows several stages own: each (stage, result)
+  /// in order along dimension 0 (`stage` and `result` are the first).
+  SmallVector<std::pair<int64_t, int64_t>> rows;
 };
 
 /// Outlines the ops of `func`, assigned to stages by `sbp.stage` (ops
 /// without one join the earliest stage that uses them; constants and
 /// other cheap producers are recomputed where used), into functions
 /// `<func>_stage<k>` placed after it, whose arguments say where their
-/// values come from (`sbp.source`). `func` itself is left unchanged. Fails
-/// with an error when a stage uses a value of a later stage.
+/// values come from (`sbp.source`): a stage that uses rows of an argument
+/// not cut into micro-batches takes just those rows (`offset`). `func`
+/// itself is left unchanged. Fails with an error when a stage uses a value
+/// of a later stage.
 FailureOr<SmallVector<func::FuncOp>>
 outlineStages(func::FuncOp func, const MicroBatching &batching,
               SmallVectorImpl<PipelineOutput> &outputs);
@@ -126,8 +146,10 @@ SmallVector<int64_t> getTrainBatchArgs(func::FuncOp step);
 /// `<stage>_update` takes its parameters and their optimizer state (`{input =
 /// N}`) and the gradients summed over the micro-batches
 /// (`{gradient = J}`: the J-th parameter gradient of the backward) and
-/// returns them updated, in argument order. Fails with an error when a
-/// parameter is used by more than one stage. With `only`, builds the
+/// returns them updated, in argument order; a stage that takes rows of a
+/// parameter updates those rows and their state. Fails with an error when
+/// stages share a parameter other than by disjoint rows that cover it.
+/// With `only`, builds the
 /// functions of that stage alone (null for the others; the outputs are
 /// then meaningless): what pricing one stage needs.
 LogicalResult buildTrainingStages(func::FuncOp lossFunction,

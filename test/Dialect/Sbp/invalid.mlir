@@ -407,28 +407,28 @@ func.func @stage(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
 func.func @source_form(%x: tensor<4xf32> {sbp.source = {stage = 0 : i64}}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
 func.func @source_both(%x: tensor<4xf32> {sbp.source = {input = 0 : i64, stage = 0 : i64}}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
 func.func @source_gradient(%x: tensor<4xf32> {sbp.source = {gradient = 0 : i64, result = 0 : i64}}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
 func.func @source_backward(%x: tensor<4xf32> {sbp.source = {backward = -1 : i64, result = 0 : i64}}) {
   return
 }
@@ -437,6 +437,20 @@ func.func @source_backward(%x: tensor<4xf32> {sbp.source = {backward = -1 : i64,
 
 // expected-error @+1 {{'sbp.source' on argument #0: micro_batch_dim must be a dimension of it}}
 func.func @source_dim(%x: tensor<4xf32> {sbp.source = {input = 0 : i64, micro_batch_dim = 1 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.source' on argument #0: an offset needs an argument whose dimension 0 is static (the rows it takes)}}
+func.func @source_offset_dynamic(%x: tensor<?x4xf32> {sbp.source = {input = 0 : i64, offset = 2 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}}}
+func.func @source_offset_and_dim(%x: tensor<4x4xf32> {sbp.source = {input = 0 : i64, offset = 2 : i64, micro_batch_dim = 1 : i64}}) {
   return
 }
 
@@ -585,5 +599,39 @@ module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s], mic
   func.func @s() -> tensor<4xf32> {
     %c = arith.constant dense<0.0> : tensor<4xf32>
     return %c : tensor<4xf32>
+  }
+}
+
+// -----
+
+// Rows of several updates are concatenated along dimension 0 only.
+// expected-error @+1 {{'sbp.pipeline' has an output that is not {stage = S, result = R, combine = "concat" (with dim = D) | "sum" | "same" [, update]} of an existing stage (or update) result, nor an update's {stage = [S...], result = [R...], combine = "concat", dim = 0, update}}}
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s, @s], micro_batches = 1 : i64, schedule = "gpipe", outputs = [{stage = [0, 1], result = [0, 0], combine = "same", update}], backward = [@s, @s], update = [@s, @s]}} {
+  sbp.mesh @p shape = [2]
+  func.func @s() -> tensor<4xf32> {
+    %c = arith.constant dense<0.0> : tensor<4xf32>
+    return %c : tensor<4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.pipeline' has an output that is not}}
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s, @s], micro_batches = 1 : i64, schedule = "gpipe", outputs = [{stage = [0, 1], result = [0, 1], combine = "concat", dim = 0 : i64, update}], backward = [@s, @s], update = [@s, @s]}} {
+  sbp.mesh @p shape = [2]
+  func.func @s() -> tensor<4xf32> {
+    %c = arith.constant dense<0.0> : tensor<4xf32>
+    return %c : tensor<4xf32>
+  }
+}
+
+// -----
+
+// A stage's rows of a stacked weight, and the update outputs of two stages
+// one after another.
+module attributes {sbp.pipeline = {function = "f", mesh = @p, stages = [@s, @s], micro_batches = 1 : i64, schedule = "gpipe", outputs = [{stage = [0, 1], result = [0, 0], combine = "concat", dim = 0 : i64, update}], backward = [@s, @s], update = [@s, @s]}} {
+  sbp.mesh @p shape = [2]
+  func.func @s(%w: tensor<2x4xf32> {sbp.source = {input = 0 : i64, offset = 2 : i64}}) -> tensor<2x4xf32> {
+    return %w : tensor<2x4xf32>
   }
 }

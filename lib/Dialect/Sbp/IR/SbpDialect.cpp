@@ -56,28 +56,40 @@ int64_t getIndexField(DictionaryAttr dict, StringRef name) {
 LogicalResult verifySource(Operation *op, unsigned index, Attribute attr) {
   auto dict = dyn_cast<DictionaryAttr>(attr);
   auto func = dyn_cast<FunctionOpInterface>(op);
-  auto fail = [&] {
-    return op->emitError()
-           << "'" << SbpDialect::getSourceAttrName() << "' on argument #"
-           << index
-           << " must be {input = N [, micro_batch_dim = D]}, {stage = S, "
-              "result = R}, {backward = S, result = R} or {gradient = J} with "
-              "non-negative integers";
-  };
+  auto fail =
+      [&] {
+        return op->emitError()
+               << "'" << SbpDialect::getSourceAttrName() << "' on argument #"
+               << index
+               << " must be {input = N [, micro_batch_dim = D | offset = O]}, "
+                  "{stage = S, result = R}, {backward = S, result = R} or "
+                  "{gradient = J} with non-negative integers";
+      };
   if (!dict || !func)
     return fail();
   auto has = [&](StringRef name) { return getIndexField(dict, name) >= 0; };
   bool isInput = dict.contains("input");
   size_t fields = dict.size();
   bool valid =
-      isInput
-          ? has("input") && (fields == 1 ||
-                             (fields == 2 && dict.contains("micro_batch_dim")))
+      isInput ? has("input") &&
+                    (fields == 1 ||
+                     (fields == 2 && (dict.contains("micro_batch_dim") ||
+                                      getIndexField(dict, "offset") >= 0)))
       : dict.contains("gradient")
           ? has("gradient") && fields == 1
           : (has("stage") || has("backward")) && has("result") && fields == 2;
   if (!valid)
     return fail();
+  if (isInput && dict.contains("offset")) {
+    auto type = dyn_cast<ShapedType>(func.getArgumentTypes()[index]);
+    if (!type || !type.hasRank() || type.getRank() == 0 || type.isDynamicDim(0))
+      return op->emitError()
+             << "'" << SbpDialect::getSourceAttrName() << "' on argument #"
+             << index
+             << ": an offset needs an argument whose dimension 0 is static "
+                "(the rows it takes)";
+    return success();
+  }
   if (isInput && fields == 2) {
     int64_t dim = getIndexField(dict, "micro_batch_dim");
     auto type = dyn_cast<ShapedType>(func.getArgumentTypes()[index]);
@@ -145,21 +157,44 @@ LogicalResult verifyPipeline(Operation *op, Attribute attr) {
   }
   for (Attribute element : outputs) {
     auto output = dyn_cast<DictionaryAttr>(element);
-    int64_t stage = output ? getIndexField(output, "stage") : -1;
-    int64_t result = output ? getIndexField(output, "result") : -1;
     auto combine = output ? output.getAs<StringAttr>("combine") : StringAttr();
     bool fromUpdate = output && output.contains("update");
     if (fromUpdate && (updates.empty() || !output.getAs<UnitAttr>("update")))
       return fail("has an output of an update function but no update "
                   "functions (or update is not a unit attribute)");
     MutableArrayRef<FunctionOpInterface> from = fromUpdate ? updates : funcs;
-    if (stage < 0 || stage >= int64_t(from.size()) || result < 0 ||
-        result >= int64_t(from[stage].getNumResults()) || !combine ||
-        !llvm::is_contained({"concat", "sum", "same"}, combine.getValue()) ||
-        (combine.getValue() == "concat" && getIndexField(output, "dim") < 0))
+    // An update output may be the rows of several stages' results, in
+    // order: `stage` and `result` are then arrays of one length.
+    SmallVector<std::pair<int64_t, int64_t>> pieces;
+    auto stageList = output ? output.getAs<ArrayAttr>("stage") : ArrayAttr();
+    auto resultList = output ? output.getAs<ArrayAttr>("result") : ArrayAttr();
+    if (fromUpdate && stageList && resultList &&
+        stageList.size() == resultList.size()) {
+      for (auto [s, r] : llvm::zip(stageList, resultList)) {
+        auto stage = dyn_cast<IntegerAttr>(s),
+             result = dyn_cast<IntegerAttr>(r);
+        pieces.emplace_back(stage ? stage.getInt() : -1,
+                            result ? result.getInt() : -1);
+      }
+    } else if (output) {
+      pieces.emplace_back(getIndexField(output, "stage"),
+                          getIndexField(output, "result"));
+    }
+    bool valid =
+        !pieces.empty() && combine &&
+        llvm::is_contained({"concat", "sum", "same"}, combine.getValue()) &&
+        (combine.getValue() != "concat" || getIndexField(output, "dim") >= 0) &&
+        (pieces.size() == 1 ||
+         (combine.getValue() == "concat" && getIndexField(output, "dim") == 0));
+    for (auto [stage, result] : pieces)
+      valid &= stage >= 0 && stage < int64_t(from.size()) && result >= 0 &&
+               result < int64_t(from[stage].getNumResults());
+    if (!valid)
       return fail("has an output that is not {stage = S, result = R, combine "
                   "= \"concat\" (with dim = D) | \"sum\" | \"same\" [, "
-                  "update]} of an existing stage (or update) result");
+                  "update]} of an existing stage (or update) result, nor an "
+                  "update's {stage = [S...], result = [R...], combine = "
+                  "\"concat\", dim = 0, update}");
   }
   return success();
 }

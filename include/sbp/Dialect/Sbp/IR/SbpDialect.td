@@ -54,7 +54,9 @@ def Sbp_Dialect : Dialect {
     micro-batches' results concatenated along `D`), `"sum"` or `"same"`.
     Each stage argument carries `sbp.source`: `{input = N}` (argument `N`
     of the original function, whole), `{input = N, micro_batch_dim = D}`
-    (cut into micro-batches along `D`) or `{stage = S, result = R}` (result
+    (cut into micro-batches along `D`), `{input = N, offset = O}` (rows `O`
+    to `O` plus the argument's dimension 0 of argument `N`: the slice of a
+    stacked weight a stage's layers use) or `{stage = S, result = R}` (result
     `R` of stage `S`, received from the device at the same position of
     that stage's sub-mesh); after partitioning, `sbp-insert-transfers`
     replaces such arguments by `sbp.recv` and the sender's results by
@@ -64,7 +66,10 @@ def Sbp_Dialect : Dialect {
     `backward = [@main_stage0_backward, ...]` and `update =
     [@main_stage0_update, ...]`, one of each per stage, and its outputs
     that are updated parameters or optimizer state are `{stage = S, result
-    = R, combine = "same", update}`: result `R` of stage `S`'s update. A
+    = R, combine = "same", update}`: result `R` of stage `S`'s update, or,
+    for a stacked weight whose rows several stages own, `{stage = [S, ...],
+    result = [R, ...], combine = "concat", dim = 0, update}`: those stages'
+    update results one after another along dimension 0. A
     backward function's arguments are its forward's (those with `{stage =
     S, result = R}` are what the forward received, which it hands back for
     this) and `{backward = T, result = R}`: result `R` of stage `T`'s
@@ -77,11 +82,13 @@ def Sbp_Dialect : Dialect {
     and results; `sbp.operands` and `sbp.results` are arrays with one
     element per operand / result, each `unit` or an `#sbp.nd` valid for its
     value; `sbp.stage` is a non-negative integer; `sbp.source` is one of its
-    five forms with non-negative integers and a `micro_batch_dim` within
-    the argument's rank; `sbp.pipeline` is on a module, names functions of
+    six forms with non-negative integers, a `micro_batch_dim` within the
+    argument's rank and an `offset` only on an argument whose dimension 0
+    is static; `sbp.pipeline` is on a module, names functions of
     it as stages and a mesh of it whose first axis is their number, has a
     positive `micro_batches`, a known schedule and outputs naming existing
-    stage (or, with `update`, update) results; `backward` and `update` are
+    stage (or, with `update`, update) results, several only when
+    concatenated along dimension 0; `backward` and `update` are
     both absent or both arrays of one function of the module per stage; no
     other `sbp.*` attribute exists.
   }];
