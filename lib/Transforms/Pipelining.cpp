@@ -632,6 +632,13 @@ sbp::outlineStages(func::FuncOp func, const MicroBatching &batching,
   return stages;
 }
 
+int64_t sbp::getSourceField(func::FuncOp func, unsigned index, StringRef name) {
+  auto source = func.getArgAttrOfType<DictionaryAttr>(
+      index, SbpDialect::getSourceAttrName());
+  auto field = source ? source.getAs<IntegerAttr>(name) : IntegerAttr();
+  return field ? field.getInt() : -1;
+}
+
 MeshOp sbp::createPipelineMesh(ModuleOp module, ArrayRef<int64_t> shape) {
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
   std::string name = "pipeline";

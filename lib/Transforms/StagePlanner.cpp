@@ -130,6 +130,33 @@ bool allowWithinStage(const SearchProblem::Node &node, unsigned state) {
          llvm::all_of(signature.results, isWithinStage);
 }
 
+/// A stage function's search and the plan it chose.
+struct StageSearch {
+  SearchProblem problem;
+  Plan plan;
+};
+
+/// Searches the stage function `func` on `mesh` within `limit` bytes per
+/// device (its first `tied` arguments come back as its first results) and
+/// records the layouts. Fails quietly, with the least memory a plan needs
+/// in `leastMemory`.
+FailureOr<StageSearch> searchStage(func::FuncOp func, MeshOp mesh,
+                                   const CostModel &model, double limit,
+                                   double timeLimit, double &leastMemory,
+                                   int64_t tied = 0) {
+  FailureOr<SearchProblem> problem =
+      SearchProblem::build(func, mesh, model, tied);
+  if (failed(problem))
+    return failure();
+  FailureOr<Plan> plan = searchWithinMemory(
+      *problem, limit, timeLimit, leastMemory, [](const Twine &) {},
+      allowWithinStage);
+  if (failed(plan))
+    return failure();
+  problem->record(plan->states);
+  return StageSearch{std::move(*problem), std::move(*plan)};
+}
+
 /// What one candidate stage costs on its sub-mesh.
 struct RangeCost {
   /// Per micro-batch: the forward, and for a training stage its backward.
@@ -140,14 +167,6 @@ struct RangeCost {
   /// Bytes per device held throughout, and per micro-batch in flight.
   double parameters = 0, activations = 0;
 };
-
-/// The `sbp.source` field `name` of argument `i` of `func`, or -1.
-int64_t getSourceField(func::FuncOp func, unsigned i, StringRef name) {
-  auto source =
-      func.getArgAttrOfType<DictionaryAttr>(i, SbpDialect::getSourceAttrName());
-  auto field = source ? source.getAs<IntegerAttr>(name) : IntegerAttr();
-  return field ? field.getInt() : -1;
-}
 
 NdSbpAttr getArgLayout(func::FuncOp func, unsigned i) {
   return func.getArgAttrOfType<NdSbpAttr>(i, SbpDialect::getShardingAttrName());
@@ -237,18 +256,14 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
   std::optional<Searched> searched[3];
   auto search = [&](unsigned slot, func::FuncOp func, int64_t tied,
                     double within) -> FailureOr<PlanCost> {
-    FailureOr<SearchProblem> problem =
-        SearchProblem::build(func, mesh, model, tied);
-    if (failed(problem))
+    FailureOr<StageSearch> stage =
+        searchStage(func, mesh, model, within, timeLimit, leastMemory, tied);
+    if (failed(stage))
       return failure();
-    FailureOr<Plan> plan = searchWithinMemory(
-        *problem, within, timeLimit, leastMemory, [](const Twine &) {},
-        allowWithinStage);
-    if (failed(plan))
-      return failure();
-    problem->record(plan->states);
-    searched[slot].emplace(Searched{func, std::move(*problem), *plan});
-    return plan->cost;
+    PlanCost cost = stage->plan.cost;
+    searched[slot].emplace(
+        Searched{func, std::move(stage->problem), std::move(stage->plan)});
+    return cost;
   };
 
   // The backward takes the forward's arguments first; it returns the
@@ -398,17 +413,13 @@ RangeCost priceRange(func::FuncOp func, ArrayRef<Operation *> ops,
     return cost;
   } else {
     forward.assign(stages->begin(), stages->end());
-    FailureOr<SearchProblem> problem =
-        SearchProblem::build(forward[1], mesh, model);
-    FailureOr<Plan> plan = failure();
-    if (succeeded(problem))
-      plan = searchWithinMemory(
-          *problem, limit, timeLimit, leastMemory, [](const Twine &) {},
-          allowWithinStage);
-    if (succeeded(plan)) {
-      cost.time = plan->cost.stepTime();
-      cost.parameters = plan->cost.parameterBytes;
-      cost.activations = plan->cost.peakMemory - plan->cost.parameterBytes;
+    if (FailureOr<StageSearch> stage =
+            searchStage(forward[1], mesh, model, limit, timeLimit, leastMemory);
+        succeeded(stage)) {
+      const PlanCost &plan = stage->plan.cost;
+      cost.time = plan.stepTime();
+      cost.parameters = plan.parameterBytes;
+      cost.activations = plan.peakMemory - plan.parameterBytes;
     }
   }
   for (func::FuncOp stage :
@@ -727,20 +738,15 @@ LogicalResult mlir::sbp::applyPipelinePlan(
                << formatBytes(leastMemory) << " per device";
       continue;
     }
-    FailureOr<SearchProblem> problem =
-        SearchProblem::build(stage, mesh, *model);
-    if (failed(problem))
-      return failure();
-    FailureOr<Plan> stagePlan = searchWithinMemory(
-        *problem, options.memoryLimit, options.timeLimit, leastMemory,
-        [](const Twine &) {}, allowWithinStage);
-    if (failed(stagePlan))
+    FailureOr<StageSearch> searched =
+        searchStage(stage, mesh, *model, options.memoryLimit, options.timeLimit,
+                    leastMemory);
+    if (failed(searched))
       return emitError(stage.getLoc())
              << "sbp-auto-parallel: no plan of this stage fits the memory "
                 "limit; the least found needs "
              << formatBytes(leastMemory) << " per device";
-    problem->record(stagePlan->states);
-    if (failed(placed(stage, *problem, *stagePlan)))
+    if (failed(placed(stage, searched->problem, searched->plan)))
       return failure();
   }
   return success();

@@ -71,12 +71,7 @@ DictionaryAttr getSource(MLIRContext *ctx,
   return b.getDictionaryAttr(attrs);
 }
 
-/// Where an argument of a forward stage comes from: `{input = N}` or
-/// `{stage = S, result = R}`.
-DictionaryAttr getArgSource(func::FuncOp func, unsigned index) {
-  return func.getArgAttrOfType<DictionaryAttr>(index,
-                                               SbpDialect::getSourceAttrName());
-}
+/// The integer field `name` of `dict`, or -1.
 int64_t getField(DictionaryAttr dict, StringRef name) {
   auto value = dict ? dict.getAs<IntegerAttr>(name) : IntegerAttr();
   return value ? value.getInt() : -1;
@@ -188,15 +183,14 @@ LogicalResult mlir::sbp::buildTrainingStages(
   };
   for (auto [k, stage] : llvm::enumerate(forward))
     for (unsigned i = 0; i < stage.getNumArguments(); ++i) {
-      DictionaryAttr source = getArgSource(stage, i);
-      if (getField(source, "stage") >= 0) {
+      if (getSourceField(stage, i, "stage") >= 0) {
         received[k].push_back(i);
         continue;
       }
-      int64_t input = getField(source, "input");
+      int64_t input = getSourceField(stage, i, "input");
       if (input < 0 || input >= params)
         continue;
-      int64_t offset = getField(source, "offset");
+      int64_t offset = getSourceField(stage, i, "offset");
       Rows rows = {int64_t(k), std::max<int64_t>(offset, 0),
                    getRowCount(stage.getArgumentTypes()[i]), offset < 0};
       rowsOf[input].push_back(rows);
@@ -245,11 +239,11 @@ LogicalResult mlir::sbp::buildTrainingStages(
     SmallVector<Incoming> incoming;
     for (int64_t t = k + 1; t < numStages; ++t)
       for (auto [position, arg] : llvm::enumerate(received[t])) {
-        DictionaryAttr source = getArgSource(forward[t], arg);
-        if (getField(source, "stage") != int64_t(k))
+        if (getSourceField(forward[t], arg, "stage") != int64_t(k))
           continue;
         incoming.push_back(
-            {getField(source, "result"), forward[t].getArgumentTypes()[arg],
+            {getSourceField(forward[t], arg, "result"),
+             forward[t].getArgumentTypes()[arg],
              getSource(ctx, {{"backward", t}, {"result", int64_t(position)}})});
       }
 

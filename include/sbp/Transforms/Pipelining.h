@@ -111,6 +111,10 @@ FailureOr<SmallVector<func::FuncOp>>
 outlineStages(func::FuncOp func, const MicroBatching &batching,
               SmallVectorImpl<PipelineOutput> &outputs);
 
+/// The integer field `name` of the `sbp.source` of argument `index` of a
+/// stage function, or -1 when it has none.
+int64_t getSourceField(func::FuncOp func, unsigned index, StringRef name);
+
 /// A new mesh `@pipeline` (or `@pipeline_N`) of `shape`, whose first axis
 /// numbers the stages.
 MeshOp createPipelineMesh(ModuleOp module, ArrayRef<int64_t> shape);
