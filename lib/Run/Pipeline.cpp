@@ -12,6 +12,7 @@
 
 #include "sbp/Run/Execution.h"
 #include "sbp/Runtime/sbp_program.h"
+#include <functional>
 #include <map>
 
 using namespace sbp::run;
@@ -59,14 +60,16 @@ NpyArray getHeldShard(const StageProgram &program, size_t a,
 }
 
 /// This device's shards of each argument of `program` that comes from an
-/// input: whole (or its rows), or one per micro-batch.
+/// input (except those `held` elsewhere): whole (or its rows), or one per
+/// micro-batch.
 std::vector<std::vector<NpyArray>>
 getInputShards(const StageProgram &program, const std::vector<NpyArray> &inputs,
-               const std::vector<int64_t> &coords, int64_t microBatches) {
+               const std::vector<int64_t> &coords, int64_t microBatches,
+               const std::function<bool(const StageSource &)> &held = nullptr) {
   std::vector<std::vector<NpyArray>> shards(program.args.size());
   for (size_t a = 0; a < program.args.size(); ++a) {
     const StageSource &source = program.sources[a];
-    if (source.kind != StageSource::Input)
+    if (source.kind != StageSource::Input || (held && held(source)))
       continue;
     const NpyArray &input = inputs[source.input];
     if (source.microBatchDim < 0) {
@@ -201,10 +204,6 @@ void Execution::runTrainingPipelineRank(int64_t rank, sbp_comm *comm,
   // The parameters and optimizer state live in the stage between steps:
   // one shard per input, in the layout all three programs take it in
   // (checked when the pipeline was read); the batch, per micro-batch.
-  std::vector<std::vector<NpyArray>> forwardShards =
-      getInputShards(mine, inputs, coords, microBatches);
-  std::vector<std::vector<NpyArray>> backwardShards =
-      getInputShards(back, inputs, coords, microBatches);
   // Keyed by input and first row (-1: whole).
   std::map<std::pair<int64_t, int64_t>, NpyArray> carried;
   auto key = [](const StageSource &source) {
@@ -213,6 +212,13 @@ void Execution::runTrainingPipelineRank(int64_t rank, sbp_comm *comm,
   for (size_t a = 0; a < update.args.size(); ++a)
     if (update.sources[a].kind == StageSource::Input)
       carried[key(update.sources[a])] = getHeldShard(update, a, inputs, coords);
+  auto isCarried = [&](const StageSource &source) {
+    return source.microBatchDim < 0 && carried.count(key(source));
+  };
+  std::vector<std::vector<NpyArray>> forwardShards =
+      getInputShards(mine, inputs, coords, microBatches, isCarried);
+  std::vector<std::vector<NpyArray>> backwardShards =
+      getInputShards(back, inputs, coords, microBatches, isCarried);
   auto bind = [&](const StageProgram &program,
                   std::vector<std::vector<NpyArray>> &shards, int64_t mb,
                   std::vector<NpyArray> *saved, std::vector<NpyArray> *sums) {
@@ -223,7 +229,7 @@ void Execution::runTrainingPipelineRank(int64_t rank, sbp_comm *comm,
         args[a] = &(*saved)[source.index];
       else if (source.kind == StageSource::Gradient)
         args[a] = &(*sums)[source.index];
-      else if (carried.count(key(source)) && source.microBatchDim < 0)
+      else if (isCarried(source))
         args[a] = &carried[key(source)];
       else
         args[a] = &shards[a][shards[a].size() == 1 ? 0 : mb];
