@@ -209,6 +209,19 @@ OpWork CostModel::getOpWork(Operation *op,
     }
   if (movesNoData(op))
     return work;
+  // A slice copies its elements only, and an insertion writes its source
+  // into the destination's buffer in place (as bufferization does when the
+  // destination is not read after): a layer's row of stacked weights, or
+  // of their gradients, moves a row, not the stack.
+  if (isa<tensor::ExtractSliceOp>(op)) {
+    work.bytes = 2 * resultBytes;
+    return work;
+  }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    work.bytes =
+        2 * getLocalBytes(insert.getSourceType(), signature.operands[0]);
+    return work;
+  }
   work.bytes = resultBytes;
   for (OpOperand &operand : op->getOpOperands())
     if (auto type = dyn_cast<RankedTensorType>(operand.get().getType()))

@@ -390,6 +390,10 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
   for (int col = 0; col < numBinary; ++col)
     Cbc_setInteger(model, col);
   Cbc_setMaximumSeconds(model, timeLimit);
+  // Presolve finds little to remove in these rows (each edge's marginals)
+  // and cost 6-9x the rest of the solve on the Megatron-LM steps' searches
+  // (docs/benchmarks.md), which reach the same optimum without it.
+  Cbc_setParameter(model, "presolve", "off");
   Cbc_solve(model);
   bool optimal = Cbc_isProvenOptimal(model);
   const double *solution = Cbc_getColSolution(model);

@@ -375,10 +375,24 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case([&](tensor::ExtractSliceOp o) {
-        Value zeros = createFilledTensor(b, loc, o.getSourceType(), 0);
-        accumulate(o.getSource(), tensor::InsertSliceOp::create(
-                                      b, loc, dy, zeros, o.getMixedOffsets(),
-                                      o.getMixedSizes(), o.getMixedStrides()));
+        if (!isVaried(o.getSource()))
+          return success();
+        // Into an adjoint there already is, the slice's elements alone are
+        // added: a zero-padded whole would cost the whole tensor per slice
+        // (per layer, in a loop over stacked weights).
+        Value into = adjoints.lookup(o.getSource());
+        if (into)
+          dy = arith::AddFOp::create(b, loc,
+                                     tensor::ExtractSliceOp::create(
+                                         b, loc, o.getType(), into,
+                                         o.getMixedOffsets(), o.getMixedSizes(),
+                                         o.getMixedStrides()),
+                                     dy);
+        else
+          into = createFilledTensor(b, loc, o.getSourceType(), 0);
+        adjoints[o.getSource()] = tensor::InsertSliceOp::create(
+            b, loc, dy, into, o.getMixedOffsets(), o.getMixedSizes(),
+            o.getMixedStrides());
         return success();
       })
       .Case([&](tensor::InsertSliceOp o) {
@@ -781,6 +795,10 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
     Operation *yield = forwardBody->getTerminator();
     for (unsigned k = 0; k < numCarried; ++k)
       inner.accumulate(mapping.lookupOrDefault(yield->getOperand(k)), args[k]);
+    // The iterations' sums are where this iteration adds to captured values'
+    // adjoints: rows of stacked weights then add into their rows.
+    for (auto [i, value] : llvm::enumerate(captured))
+      inner.accumulate(value, args[numCarried + i]);
     if (failed(inner.backpropagate(recomputed)))
       status = failure();
     SmallVector<Value> yields;
@@ -792,10 +810,8 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
                         b, loc, cast<RankedTensorType>(args[k].getType()), 0));
     }
     for (auto [i, value] : llvm::enumerate(captured)) {
-      Value sum = args[numCarried + i];
-      if (Value adjoint = inner.getAdjoint(value))
-        sum = arith::AddFOp::create(b, loc, sum, adjoint);
-      yields.push_back(sum);
+      Value sum = inner.getAdjoint(value);
+      yields.push_back(sum ? sum : args[numCarried + i]);
     }
     scf::YieldOp::create(b, loc, yields);
   }

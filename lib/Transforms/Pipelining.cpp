@@ -281,92 +281,170 @@ BlockArgument sbp::getArgumentRows(Value value, int64_t &offset) {
   return arg;
 }
 
+namespace {
+
+/// The stacked weights of `loop`, a top-level loop of `func` from 0 to its
+/// layer count step 1: the arguments of as many rows it reads only as row
+/// `iv`. Empty when `loop` is not such a loop.
+SmallVector<BlockArgument> getStackedArgs(func::FuncOp func, scf::ForOp loop,
+                                          int64_t &layers) {
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lower || !upper || !step || *lower != 0 || *step != 1 || *upper < 2)
+    return {};
+  layers = *upper;
+  Value iv = loop.getInductionVar();
+  // Row `iv` of a stacked argument: the dim-0 offset (the first dynamic
+  // one, operand 1) is the layer index and one row is taken.
+  auto isLayerRow = [&](OpOperand &use, Value source) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
+    return slice && slice.getSource() == source &&
+           slice.getMixedOffsets()[0] == OpFoldResult(iv) &&
+           isConstantIntValue(slice.getMixedSizes()[0], 1) &&
+           isConstantIntValue(slice.getMixedStrides()[0], 1);
+  };
+  SmallVector<BlockArgument> stacked;
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() == 0 || type.getDimSize(0) != layers)
+      continue;
+    bool used = false, rowsOnly = true;
+    for (OpOperand &use : arg.getUses())
+      if (loop->isProperAncestor(use.getOwner())) {
+        used = true;
+        rowsOnly &= isLayerRow(use, arg);
+      }
+    if (used && rowsOnly)
+      stacked.push_back(arg);
+  }
+  return stacked;
+}
+
+/// Replaces `loop` (over `stacked` weights) by loops over the layers
+/// between consecutive `bounds` (0 first, the layer count last).
+void splitLayerLoop(scf::ForOp loop, ArrayRef<BlockArgument> stacked,
+                    ArrayRef<int64_t> bounds) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  SmallVector<Value> carried(loop.getInitArgs());
+  for (auto [begin, end] : llvm::zip(bounds.drop_back(), bounds.drop_front())) {
+    IRMapping mapping;
+    for (BlockArgument arg : stacked) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(end - begin)};
+      for (int64_t d = 1; d < type.getRank(); ++d)
+        sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+      offsets[0] = b.getIndexAttr(begin);
+      mapping.map(arg, tensor::ExtractSliceOp::create(b, loc, arg, offsets,
+                                                      sizes, strides)
+                           .getResult());
+    }
+    auto piece = cast<scf::ForOp>(b.clone(*loop, mapping));
+    piece.getUpperBoundMutable().assign(
+        arith::ConstantIndexOp::create(b, loc, end - begin));
+    piece.getInitArgsMutable().assign(carried);
+    // Any other use of the layer index sees the layer's number.
+    Value local = piece.getInductionVar();
+    SmallVector<OpOperand *> global;
+    for (OpOperand &use : local.getUses()) {
+      auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
+      bool row = slice && use.getOperandNumber() == 1 &&
+                 llvm::any_of(stacked, [&](BlockArgument arg) {
+                   return slice.getSource() == mapping.lookup(arg);
+                 });
+      if (!row)
+        global.push_back(&use);
+    }
+    if (begin > 0 && !global.empty()) {
+      OpBuilder inner = OpBuilder::atBlockBegin(piece.getBody());
+      Value number = arith::AddIOp::create(
+          inner, loc, local, arith::ConstantIndexOp::create(inner, loc, begin));
+      for (OpOperand *use : global)
+        use->set(number);
+    }
+    carried.assign(piece.getResults().begin(), piece.getResults().end());
+  }
+  loop.replaceAllUsesWith(carried);
+  loop.erase();
+}
+
+} // namespace
+
 int64_t sbp::splitLayerLoops(func::FuncOp func, int64_t pieces) {
   int64_t split = 0;
   for (auto loop :
        llvm::make_early_inc_range(func.front().getOps<scf::ForOp>())) {
-    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
-    std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
-    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-    if (!lower || !upper || !step || *lower != 0 || *step != 1 || *upper < 2)
-      continue;
-    int64_t layers = *upper;
-    Value iv = loop.getInductionVar();
-    // Row `iv` of a stacked argument: the dim-0 offset (the first dynamic
-    // one, operand 1) is the layer index and one row is taken.
-    auto isLayerRow = [&](OpOperand &use, Value source) {
-      auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
-      return slice && slice.getSource() == source &&
-             slice.getMixedOffsets()[0] == OpFoldResult(iv) &&
-             isConstantIntValue(slice.getMixedSizes()[0], 1) &&
-             isConstantIntValue(slice.getMixedStrides()[0], 1);
-    };
-    SmallVector<BlockArgument> stacked;
-    for (BlockArgument arg : func.getArguments()) {
-      auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!type || type.getRank() == 0 || type.getDimSize(0) != layers)
-        continue;
-      bool used = false, rowsOnly = true;
-      for (OpOperand &use : arg.getUses())
-        if (loop->isProperAncestor(use.getOwner())) {
-          used = true;
-          rowsOnly &= isLayerRow(use, arg);
-        }
-      if (used && rowsOnly)
-        stacked.push_back(arg);
-    }
+    int64_t layers = 0;
+    SmallVector<BlockArgument> stacked = getStackedArgs(func, loop, layers);
     if (stacked.empty())
       continue;
     int64_t count = std::min(pieces, layers);
-    OpBuilder b(loop);
-    Location loc = loop.getLoc();
-    SmallVector<Value> carried(loop.getInitArgs());
-    for (int64_t g = 0; g < count; ++g) {
-      int64_t begin = layers * g / count, end = layers * (g + 1) / count;
-      IRMapping mapping;
-      for (BlockArgument arg : stacked) {
-        auto type = cast<RankedTensorType>(arg.getType());
-        SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-        SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-        SmallVector<OpFoldResult> sizes = {b.getIndexAttr(end - begin)};
-        for (int64_t d = 1; d < type.getRank(); ++d)
-          sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
-        offsets[0] = b.getIndexAttr(begin);
-        mapping.map(arg, tensor::ExtractSliceOp::create(b, loc, arg, offsets,
-                                                        sizes, strides)
-                             .getResult());
-      }
-      auto piece = cast<scf::ForOp>(b.clone(*loop, mapping));
-      piece.getUpperBoundMutable().assign(
-          arith::ConstantIndexOp::create(b, loc, end - begin));
-      piece.getInitArgsMutable().assign(carried);
-      // Any other use of the layer index sees the layer's number.
-      Value local = piece.getInductionVar();
-      SmallVector<OpOperand *> global;
-      for (OpOperand &use : local.getUses()) {
-        auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
-        bool row = slice && use.getOperandNumber() == 1 &&
-                   llvm::any_of(stacked, [&](BlockArgument arg) {
-                     return slice.getSource() == mapping.lookup(arg);
-                   });
-        if (!row)
-          global.push_back(&use);
-      }
-      if (begin > 0 && !global.empty()) {
-        OpBuilder inner = OpBuilder::atBlockBegin(piece.getBody());
-        Value number = arith::AddIOp::create(
-            inner, loc, local,
-            arith::ConstantIndexOp::create(inner, loc, begin));
-        for (OpOperand *use : global)
-          use->set(number);
-      }
-      carried.assign(piece.getResults().begin(), piece.getResults().end());
-    }
-    loop.replaceAllUsesWith(carried);
-    loop.erase();
+    SmallVector<int64_t> bounds;
+    for (int64_t g = 0; g <= count; ++g)
+      bounds.push_back(layers * g / count);
+    splitLayerLoop(loop, stacked, bounds);
     ++split;
   }
   return split;
+}
+
+SmallVector<int64_t> sbp::getLayerUnits(func::FuncOp func) {
+  SmallVector<int64_t> units;
+  for (Operation *op : getPlaceableOps(func)) {
+    int64_t layers = 1;
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      if (getStackedArgs(func, loop, layers).empty())
+        layers = 1;
+    units.push_back(layers);
+  }
+  return units;
+}
+
+void sbp::assignStagesAtUnits(func::FuncOp func, ArrayRef<int64_t> cuts) {
+  Builder builder(func.getContext());
+  auto stageOf = [&](int64_t unit) {
+    return builder.getI64IntegerAttr(llvm::upper_bound(cuts, unit) -
+                                     cuts.begin());
+  };
+  int64_t first = 0;
+  for (Operation *op : getPlaceableOps(func)) {
+    int64_t layers = 1;
+    SmallVector<BlockArgument> stacked;
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      stacked = getStackedArgs(func, loop, layers);
+    if (stacked.empty()) {
+      op->setAttr(SbpDialect::getStageAttrName(), stageOf(first++));
+      continue;
+    }
+    SmallVector<int64_t> bounds = {0};
+    for (int64_t cut : cuts)
+      if (cut > first && cut < first + layers)
+        bounds.push_back(cut - first);
+    bounds.push_back(layers);
+    if (bounds.size() > 2) {
+      Operation *before = op->getPrevNode();
+      splitLayerLoop(cast<scf::ForOp>(op), stacked, bounds);
+      // The pieces are the loops now between `before` and the next op of
+      // the old position.
+      auto pieces = llvm::make_range(before ? std::next(before->getIterator())
+                                            : func.front().begin(),
+                                     func.front().end());
+      size_t piece = 0;
+      for (Operation &each : pieces) {
+        if (piece + 1 == bounds.size())
+          break;
+        if (isa<scf::ForOp>(each))
+          each.setAttr(SbpDialect::getStageAttrName(),
+                       stageOf(first + bounds[piece++]));
+      }
+    } else {
+      op->setAttr(SbpDialect::getStageAttrName(), stageOf(first));
+    }
+    first += layers;
+  }
 }
 
 SmallVector<Operation *> sbp::getPlaceableOps(func::FuncOp func) {

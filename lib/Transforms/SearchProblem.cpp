@@ -14,10 +14,12 @@ using namespace mlir::sbp;
 
 namespace {
 
-/// Layouts without partial entries for a value of `type`: what an argument
-/// can arrive in and a result can be handed back in. A dimension is split
-/// only when static and at least as large as the devices splitting it.
-SmallVector<NdSbpAttr> enumerateLayouts(RankedTensorType type, MeshOp mesh) {
+/// Layouts for a value of `type`: what an argument can arrive in and a
+/// result can be handed back in, partial sums only where `partial`. A
+/// dimension is split only when static and at least as large as the devices
+/// splitting it.
+SmallVector<NdSbpAttr> enumerateLayouts(RankedTensorType type, MeshOp mesh,
+                                        bool partial = false) {
   ArrayRef<int64_t> meshShape = mesh.getShape();
   SmallVector<SmallVector<SbpEntry>> layouts = {{}};
   for (size_t axis = 0; axis < meshShape.size(); ++axis) {
@@ -26,6 +28,8 @@ SmallVector<NdSbpAttr> enumerateLayouts(RankedTensorType type, MeshOp mesh) {
       SmallVector<SbpEntry> choices = {SbpEntry::broadcast()};
       for (int64_t dim = 0; dim < type.getRank(); ++dim)
         choices.push_back(SbpEntry::split(dim));
+      if (partial)
+        choices.push_back(SbpEntry::partial());
       for (SbpEntry entry : choices) {
         SmallVector<SbpEntry> layout(prefix);
         layout.push_back(entry);
@@ -107,7 +111,8 @@ getStructuralKey(Operation *op, ArrayRef<NdSbpSignature> signatures) {
 FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
                                               MeshOp mesh,
                                               const CostModel &model,
-                                              int64_t tied) {
+                                              int64_t tied,
+                                              unsigned partialFrom) {
   SearchProblem problem(func, model);
   SmallVector<Node> &nodes = problem.nodes;
   NdSbpAttr replicated = getReplicated(mesh);
@@ -229,7 +234,7 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     }
     Node node{NodeKind::Result};
     node.index = i;
-    node.layouts = enumerateLayouts(type, mesh);
+    node.layouts = enumerateLayouts(type, mesh, i >= partialFrom);
     resultNodes[i] = nodes.size();
     nodes.push_back(std::move(node));
   }

@@ -18,6 +18,9 @@
 #include "sbp/Transforms/Propagation.h"
 #include "sbp/Transforms/SearchProblem.h"
 #include "sbp/Transforms/TrainStep.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -75,20 +78,20 @@ SmallVector<double> getCrossingBytes(func::FuncOp func,
   return bytes;
 }
 
-/// The segment boundaries, 0 first and `ops.size()` last: min(ops,
-/// maxSegments) segments of at most twice the average work each (or the
-/// largest op's), cut where the fewest bytes cross in total, as Alpa
-/// clusters operators into layers.
-SmallVector<int64_t> getSegments(ArrayRef<Operation *> ops,
+/// The segment boundaries, 0 first and `work.size()` last, of units with
+/// `work` each: min(units, maxSegments) segments of at most twice the
+/// average work each (or the largest unit's), cut where the fewest bytes
+/// cross in total, as Alpa clusters operators into layers.
+SmallVector<int64_t> getSegments(ArrayRef<double> work,
                                  ArrayRef<double> crossing,
                                  int64_t maxSegments) {
-  int64_t n = ops.size();
+  int64_t n = work.size();
   int64_t count = std::min<int64_t>(n, maxSegments);
   SmallVector<double> prefix = {0};
   double largest = 0;
-  for (Operation *op : ops) {
-    prefix.push_back(prefix.back() + getIterationWork(op));
-    largest = std::max(largest, getIterationWork(op));
+  for (double each : work) {
+    prefix.push_back(prefix.back() + each);
+    largest = std::max(largest, each);
   }
   double cap = std::max(largest, 2 * prefix.back() / count);
   // least[l][p]: the least bytes crossing the cuts of ops [0, p) in l
@@ -137,15 +140,16 @@ struct StageSearch {
 };
 
 /// Searches the stage function `func` on `mesh` within `limit` bytes per
-/// device (its first `tied` arguments come back as its first results) and
-/// records the layouts. Fails quietly, with the least memory a plan needs
-/// in `leastMemory`.
+/// device (its first `tied` arguments come back as its first results; those
+/// from `partialFrom` on may be partial sums) and records the layouts. Fails
+/// quietly, with the least memory a plan needs in `leastMemory`.
 FailureOr<StageSearch> searchStage(func::FuncOp func, MeshOp mesh,
                                    const CostModel &model, double limit,
                                    double timeLimit, double &leastMemory,
-                                   int64_t tied = 0) {
+                                   int64_t tied = 0,
+                                   unsigned partialFrom = ~0u) {
   FailureOr<SearchProblem> problem =
-      SearchProblem::build(func, mesh, model, tied);
+      SearchProblem::build(func, mesh, model, tied, partialFrom);
   if (failed(problem))
     return failure();
   FailureOr<Plan> plan = searchWithinMemory(
@@ -236,7 +240,9 @@ using OnSearched = function_ref<LogicalResult(
 /// as the backward does and sends each result in the layout in which its
 /// gradient comes back; the update keeps the parameters in the backward's
 /// layouts (its optimizer state is free: ZeRO-style sharding) and takes
-/// the summed gradients as the backward returns them. Fails quietly when
+/// the summed gradients as the backward returns them: possibly partial
+/// sums, which the runtime adds up over micro-batches so that the update
+/// reduces them once per step. Fails quietly when
 /// no plan fits, with the least memory one needed in `leastMemory`.
 FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
                                          ArrayRef<func::FuncOp> backward,
@@ -255,9 +261,10 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
   };
   std::optional<Searched> searched[3];
   auto search = [&](unsigned slot, func::FuncOp func, int64_t tied,
-                    double within) -> FailureOr<PlanCost> {
-    FailureOr<StageSearch> stage =
-        searchStage(func, mesh, model, within, timeLimit, leastMemory, tied);
+                    double within,
+                    unsigned partialFrom = ~0u) -> FailureOr<PlanCost> {
+    FailureOr<StageSearch> stage = searchStage(
+        func, mesh, model, within, timeLimit, leastMemory, tied, partialFrom);
     if (failed(stage))
       return failure();
     PlanCost cost = stage->plan.cost;
@@ -281,7 +288,7 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
     for (unsigned i = 0; i < later.getNumArguments(); ++i)
       if (getSourceField(later, i, "stage") == k)
         resultOf.push_back(getSourceField(later, i, "result"));
-  FailureOr<PlanCost> backCost = search(1, back, 0, limit);
+  FailureOr<PlanCost> backCost = search(1, back, 0, limit, numReceived);
   if (failed(backCost))
     return failure();
   // A result sent to several stages comes back from each: once in one
@@ -296,7 +303,7 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
   if (!agree) {
     for (auto [j, result] : llvm::enumerate(resultOf))
       setArgLayout(back, numArgs + j, sentLayout.lookup(result));
-    backCost = search(1, back, 0, limit);
+    backCost = search(1, back, 0, limit, numReceived);
     if (failed(backCost))
       return failure();
   }
@@ -374,19 +381,21 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
   return cost;
 }
 
-/// Prices ops [begin, end) of `ops` (of `func`) as a stage: outlined and
-/// searched on `mesh` under `model`. A training step's loss function
-/// (`train`) is priced with the stage's backward and update.
-RangeCost priceRange(func::FuncOp func, ArrayRef<Operation *> ops,
-                     int64_t begin, int64_t end, const MicroBatching &batching,
-                     MeshOp mesh, const CostModel &model, double limit,
-                     double timeLimit, const Training *train) {
-  Builder builder(func.getContext());
-  for (auto [i, op] : llvm::enumerate(ops))
-    op->setAttr(SbpDialect::getStageAttrName(),
-                builder.getI64IntegerAttr(int64_t(i) < begin ? 0
-                                          : int64_t(i) < end ? 1
-                                                             : 2));
+/// Prices layer units [begin, end) (getLayerUnits) of the micro-batched
+/// `base` as a stage: a copy cut there, outlined and searched on `mesh`
+/// under `model`. A training step's loss function (`train`) is priced with
+/// the stage's backward and update.
+RangeCost priceRange(func::FuncOp base, int64_t begin, int64_t end,
+                     const MicroBatching &batching, MeshOp mesh,
+                     const CostModel &model, double limit, double timeLimit,
+                     const Training *train) {
+  OpBuilder builder(base);
+  builder.setInsertionPointAfter(base);
+  auto func = cast<func::FuncOp>(builder.clone(*base));
+  func.setName((base.getName() + "_range").str());
+  llvm::scope_exit erase([&] { func.erase(); });
+  SmallVector<int64_t> cuts = {begin, end};
+  assignStagesAtUnits(func, cuts);
   RangeCost cost;
   double leastMemory = 0;
   SmallVector<func::FuncOp> forward, backward, update;
@@ -501,7 +510,7 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
     scratch->push_back(copy);
     if (train)
       reduceToLoss(copy);
-    int64_t maxSegments = train ? kMaxTrainingSegments : kMaxSegments;
+    int64_t baseSegments = train ? kMaxTrainingSegments : kMaxSegments;
     MicroBatching batching;
     {
       // A count the search tries and the program does not allow is
@@ -516,15 +525,33 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
         continue;
       }
     }
-    // A loop over layers is as many segments as it may be cut into.
-    splitLayerLoops(copy, maxSegments);
-    SmallVector<Operation *> ops = getPlaceableOps(copy);
-    SmallVector<double> crossing = getCrossingBytes(copy, ops);
-    SmallVector<int64_t> segments = getSegments(ops, crossing, maxSegments);
-    int64_t numSegments = segments.size() - 1;
+    // Stages are cut between layer units: ops, or the layers of a loop over
+    // layers (its per-layer copy gives the bytes crossing each cut).
+    SmallVector<int64_t> units = getLayerUnits(copy);
+    // The op of `copy` each unit belongs to.
+    SmallVector<int64_t> owner;
+    for (auto [i, layers] : llvm::enumerate(units))
+      owner.append(layers, i);
+    SmallVector<double> crossing;
+    SmallVector<double> work;
+    {
+      auto perLayer = cast<func::FuncOp>(copy->clone());
+      scratch->push_back(perLayer);
+      assignStagesAtUnits(perLayer,
+                          llvm::to_vector(llvm::seq<int64_t>(
+                              1, static_cast<int64_t>(owner.size()))));
+      SmallVector<Operation *> ops = getPlaceableOps(perLayer);
+      crossing = getCrossingBytes(perLayer, ops);
+      for (Operation *op : ops)
+        work.push_back(getIterationWork(op));
+      perLayer.erase();
+    }
     OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
     for (ArrayRef<int64_t> shape : meshes) {
       int64_t k = shape[0];
+      SmallVector<int64_t> segments =
+          getSegments(work, crossing, std::max(baseSegments, 2 * k));
+      int64_t numSegments = segments.size() - 1;
       if (k > numSegments)
         continue;
       auto full = CostModel::get(cluster, shape);
@@ -539,15 +566,36 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
                              count, k,
                              llvm::make_range(shape.begin() + 1, shape.end()),
                              numSegments));
+      // A stage of several segments with more than twice the work of an
+      // even cut is not a candidate.
+      SmallVector<double> before = {0};
+      for (double each : work)
+        before.push_back(before.back() + each);
+      auto isCandidate = [&](int64_t i, int64_t j) {
+        return j == i + 1 || before[segments[j]] - before[segments[i]] <=
+                                 2 * before.back() / k;
+      };
+      // Ranges of the same ops and as many layers of the same loops, with
+      // as many bytes crossing their ends, are one stage function but for
+      // the rows of the stacked weights it takes: priced once.
+      std::map<std::vector<double>, RangeCost> known;
       // Every contiguous range of segments as a stage: priced within the
       // limit, and again within less where the activations the schedule
       // keeps would not fit (the stage search knows one micro-batch).
       auto price = [&](int64_t i, int64_t j, double limit) {
-        RangeCost range = priceRange(
-            copy, ops, segments[i], segments[j], batching, stageMesh, *full,
-            limit, options.timeLimit, train ? &*train : nullptr);
-        ++priced;
-        return range;
+        std::vector<double> key = {double(i == 0), double(j == numSegments),
+                                   crossing[segments[i]], crossing[segments[j]],
+                                   limit};
+        key.insert(key.end(), owner.begin() + segments[i],
+                   owner.begin() + segments[j]);
+        auto [it, inserted] = known.try_emplace(std::move(key));
+        if (inserted) {
+          it->second = priceRange(copy, segments[i], segments[j], batching,
+                                  stageMesh, *full, limit, options.timeLimit,
+                                  train ? &*train : nullptr);
+          ++priced;
+        }
+        return it->second;
       };
       // Sending what crosses the end of segment j to the next stage: on a
       // link of its own, which the stages' eager sends keep busy.
@@ -558,7 +606,7 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
       using Table = std::vector<std::vector<RangeCost>>;
       Table base(numSegments + 1, std::vector<RangeCost>(numSegments + 1));
       for (int64_t i = 0; i < numSegments; ++i)
-        for (int64_t j = i + 1; j <= numSegments; ++j)
+        for (int64_t j = i + 1; j <= numSegments && isCandidate(i, j); ++j)
           base[i][j] = price(i, j, options.memoryLimit);
       std::map<int64_t, Table> tables;
       std::vector<double> values;
@@ -568,7 +616,7 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
           continue;
         Table &table = tables[inFlight] = base;
         for (int64_t i = 0; i < numSegments; ++i)
-          for (int64_t j = i + 1; j <= numSegments; ++j) {
+          for (int64_t j = i + 1; j <= numSegments && isCandidate(i, j); ++j) {
             RangeCost &range = table[i][j];
             for (int attempt = 0; attempt < 3; ++attempt) {
               double excess = range.parameters + inFlight * range.activations -
@@ -683,12 +731,7 @@ LogicalResult mlir::sbp::applyPipelinePlan(
   if (failed(microBatch(func, plan.microBatches, batchArgs, batching)))
     return failure();
   // As planPipeline cut it.
-  splitLayerLoops(func, train ? kMaxTrainingSegments : kMaxSegments);
-  Builder builder(func.getContext());
-  for (auto [i, op] : llvm::enumerate(getPlaceableOps(func)))
-    op->setAttr(SbpDialect::getStageAttrName(),
-                builder.getI64IntegerAttr(llvm::upper_bound(plan.cuts, i) -
-                                          plan.cuts.begin()));
+  assignStagesAtUnits(func, plan.cuts);
   SmallVector<PipelineOutput> outputs;
   SmallVector<func::FuncOp> stages, backward, update;
   if (train) {

@@ -75,6 +75,17 @@ BlockArgument getArgumentRows(Value value, int64_t &offset);
 /// stage taking only its layers' weights. Returns how many loops it split.
 int64_t splitLayerLoops(func::FuncOp func, int64_t pieces);
 
+/// Per placeable op of `func` (getPlaceableOps), the layers it holds: the
+/// trip count of a loop over layers that splitLayerLoops cuts, 1 for any
+/// other op. A stage boundary can fall before any of these units.
+SmallVector<int64_t> getLayerUnits(func::FuncOp func);
+
+/// Assigns `sbp.stage` to the placeable ops of `func`: the stage of unit u
+/// (getLayerUnits, numbered across ops) is the number of `cuts` (sorted)
+/// at or before u. A loop over layers that cuts fall inside is split there
+/// first, so that each stage runs its layers as one loop.
+void assignStagesAtUnits(func::FuncOp func, ArrayRef<int64_t> cuts);
+
 /// The top-level ops of `func` that a stage owns (not cheap to recompute),
 /// in order.
 SmallVector<Operation *> getPlaceableOps(func::FuncOp func);

@@ -66,10 +66,13 @@ public:
   /// Builds the problem; fails (with an error) on an invalid recorded
   /// signature. The first `tied` arguments come back updated as the first
   /// results, in the layout they were taken in; -1 reads the count from
-  /// `sbp.train_step` (its parameters and state).
+  /// `sbp.train_step` (its parameters and state). Results from
+  /// `partialFrom` on may also be handed back as partial sums: gradients
+  /// the caller sums over micro-batches before one reduction per step.
   static FailureOr<SearchProblem> build(FunctionOpInterface func, MeshOp mesh,
                                         const CostModel &model,
-                                        int64_t tied = -1);
+                                        int64_t tied = -1,
+                                        unsigned partialFrom = ~0u);
 
   ArrayRef<Node> getNodes() const { return nodes; }
   /// The function the problem places.
