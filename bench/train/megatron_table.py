@@ -12,9 +12,11 @@ beside the paper's configuration priced by the same model (data parallel
 for t = 1; for t > 1 the "data x tensor parallel" reference on a
 [GPUs/t, t] mesh) and the paper's measured TFLOP/s.
 
-sbp-auto-parallel does not pipeline training steps yet, so the search's
-plan never has stages. For rows with pipeline parallelism (p > 1) the
-paper's configuration is priced from one stage: the last (l/p layers and
+For rows with pipeline parallelism (p > 1) the search also runs with the
+paper's stage count and micro-batches (`pipeline-stages=p
+micro-batches=batch/d`: it chooses the cuts and every stage's layouts),
+and the search's plan is the faster of the two. The paper's
+configuration is priced from one stage: the last (l/p layers and
 the logits), a training step of the whole batch on its [d, t] mesh
 (d = GPUs / (t p)) under the "data x tensor parallel" reference, without
 a memory limit (it keeps every micro-batch's layer inputs where 1F1B keeps
@@ -61,21 +63,50 @@ def flops(batch, layers, hidden):
     return 96 * batch * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
 
 
-def search(opt, step, cluster, mesh, report, time_limit, limit=""):
-    """Runs the search; the report's function entry, or the error text."""
-    options = f"cluster={cluster} report={report} time-limit={time_limit}"
-    if mesh:
-        options += f" mesh={mesh}"
-    if limit:
-        options += f" memory-limit={limit}"
+def run_search(opt, step, options, report):
+    """Runs sbp-auto-parallel with `options`; its report, the seconds it
+    took, and the error text when it failed."""
     start = time.time()
-    run = subprocess.run([opt, step, f"--sbp-auto-parallel={options}",
+    run = subprocess.run([opt, step,
+                          f"--sbp-auto-parallel={options} report={report}",
                           "-o", os.devnull], capture_output=True, text=True)
     seconds = time.time() - start
     if run.returncode:
         return None, seconds, run.stderr.strip().splitlines()[-1:]
     with open(report) as f:
-        return json.load(f)["functions"][0], seconds, None
+        return json.load(f), seconds, None
+
+
+def search(opt, step, cluster, mesh, report, time_limit, limit=""):
+    """Runs the search; the report's function entry, or the error text."""
+    options = f"cluster={cluster} time-limit={time_limit}"
+    if mesh:
+        options += f" mesh={mesh}"
+    if limit:
+        options += f" memory-limit={limit}"
+    found, seconds, error = run_search(opt, step, options, report)
+    return (found["functions"][0] if found else None), seconds, error
+
+
+def search_pipeline(opt, step, cluster, stages, micro_batches, report,
+                    time_limit):
+    """Runs the search for a pipeline of `stages` stages and
+    `micro_batches` micro-batches; the report's pipeline entry, or the
+    error text."""
+    options = (f"cluster={cluster} time-limit={time_limit} "
+               f"pipeline-stages={stages} micro-batches={micro_batches}")
+    found, seconds, error = run_search(opt, step, options, report)
+    return (found["pipeline"] if found else None), seconds, error
+
+
+def describe_pipeline(pipeline, layers):
+    """A pipeline plan in a few words: its stages' layers."""
+    firsts = [s["first_op"] for s in pipeline["per_stage"]]
+    mesh = "x".join(str(n) for n in pipeline["stage_mesh"])
+    return (f"{pipeline['stages']} stages on [{mesh}], "
+            f"{pipeline['micro_batches']} micro-batches, cut at units "
+            f"{', '.join(str(f) for f in firsts[1:])} (of {layers} layers "
+            f"and the embedding before them)")
 
 
 def describe(entry):
@@ -126,7 +157,26 @@ def main():
         entry, seconds, error = search(
             opt, step, cluster, "",
             os.path.join(work, f"row{index}-plan.json"), opts.time_limit)
-        if entry:
+        pipeline = None
+        if p > 1:
+            # The search cut into the paper's number of stages, with its
+            # micro-batches of one sequence per data-parallel group.
+            d = gpus // (t * p)
+            pipeline, more, error = search_pipeline(
+                opt, step, cluster, p, batch // d,
+                os.path.join(work, f"row{index}-pipeline.json"),
+                opts.time_limit)
+            seconds += more
+            if not pipeline:
+                print(f"row {index}: no pipeline: {' '.join(error)}",
+                      file=sys.stderr)
+        if pipeline and (not entry or pipeline["step_time_s"] <
+                         entry["plan"]["step_time_s"]):
+            step_s = pipeline["step_time_s"]
+            tflops = total / gpus / step_s / 1e12
+            plan = (describe_pipeline(pipeline, layers), f"{step_s:.2f}",
+                    f"{tflops:.0f}", f"{tflops / paper:.2f}")
+        elif entry:
             step_s = entry["plan"]["step_time_s"]
             tflops = total / gpus / step_s / 1e12
             plan = (describe(entry), f"{step_s:.2f}", f"{tflops:.0f}",

@@ -24,6 +24,33 @@ Cluster makeCluster() {
   return *cluster;
 }
 
+/// A context with the dialects the tests' modules use.
+std::unique_ptr<MLIRContext> makeContext() {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerSbpDialects(registry);
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+/// The last op named `name` in `module`.
+Operation *findOp(ModuleOp module, StringRef name) {
+  Operation *found = nullptr;
+  module->walk([&](Operation *op) {
+    if (op->getName().getStringRef() == name)
+      found = op;
+  });
+  return found;
+}
+
+/// `[a, b]` on the module's mesh.
+NdSbpAttr nd(ModuleOp module, SbpEntry a, SbpEntry b) {
+  auto mesh = *module.getOps<MeshOp>().begin();
+  return NdSbpAttr::get(module.getContext(),
+                        FlatSymbolRefAttr::get(mesh.getSymNameAttr()), {a, b});
+}
+
 TEST(CostModel, CollectivesFollowAlphaBeta) {
   auto model = CostModel::get(makeCluster(), {2, 4});
   ASSERT_TRUE(bool(model));
@@ -51,11 +78,7 @@ TEST(CostModel, CollectivesFollowAlphaBeta) {
 }
 
 TEST(CostModel, MatmulWorkOnLocalShapes) {
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerSbpDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<MLIRContext> context = makeContext();
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
     sbp.mesh @m shape = [2, 4]
     func.func @f(%a: tensor<256x512xf32>, %b: tensor<512x1024xf32>,
@@ -64,27 +87,18 @@ TEST(CostModel, MatmulWorkOnLocalShapes) {
                          outs(%c : tensor<256x1024xf32>) -> tensor<256x1024xf32>
       return %d : tensor<256x1024xf32>
     })mlir",
-                                                             &context);
+                                                             context.get());
   ASSERT_TRUE(module);
-  Operation *matmul = nullptr;
-  module->walk([&](Operation *op) {
-    if (op->getName().getStringRef() == "linalg.matmul")
-      matmul = op;
-  });
-  auto mesh = *module->getOps<MeshOp>().begin();
+  Operation *matmul = findOp(*module, "linalg.matmul");
   auto model = CostModel::get(makeCluster(), {2, 4});
   ASSERT_TRUE(bool(model));
-  auto nd = [&](SbpEntry a, SbpEntry b) {
-    return NdSbpAttr::get(
-        &context, FlatSymbolRefAttr::get(mesh.getSymNameAttr()), {a, b});
-  };
   SbpEntry b = SbpEntry::broadcast();
   // Rows over axis 0, the reduction over axis 1: 1/8 of the loops.
   NdSbpSignature signature;
-  signature.operands = {nd(SbpEntry::split(0), SbpEntry::split(1)),
-                        nd(b, SbpEntry::split(0)),
-                        nd(SbpEntry::split(0), SbpEntry::partial())};
-  signature.results = {nd(SbpEntry::split(0), SbpEntry::partial())};
+  signature.operands = {nd(*module, SbpEntry::split(0), SbpEntry::split(1)),
+                        nd(*module, b, SbpEntry::split(0)),
+                        nd(*module, SbpEntry::split(0), SbpEntry::partial())};
+  signature.results = {nd(*module, SbpEntry::split(0), SbpEntry::partial())};
   OpWork work = model->getOpWork(matmul, signature);
   EXPECT_TRUE(work.contraction);
   EXPECT_DOUBLE_EQ(work.flops, 2.0 * 256 * 512 * 1024 / 8);
@@ -100,11 +114,7 @@ TEST(CostModel, MatmulWorkOnLocalShapes) {
 }
 
 TEST(CostModel, SlicesMoveTheirRowsOnly) {
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerSbpDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<MLIRContext> context = makeContext();
   // A layer's row of stacked weights, and its gradient written back.
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
     sbp.mesh @m shape = [2, 4]
@@ -116,34 +126,24 @@ TEST(CostModel, SlicesMoveTheirRowsOnly) {
           : tensor<64x128xf32> into tensor<16x64x128xf32>
       return %w, %s : tensor<64x128xf32>, tensor<16x64x128xf32>
     })mlir",
-                                                             &context);
+                                                             context.get());
   ASSERT_TRUE(module);
-  Operation *extract = nullptr, *insert = nullptr;
-  module->walk([&](Operation *op) {
-    if (op->getName().getStringRef() == "tensor.extract_slice")
-      extract = op;
-    if (op->getName().getStringRef() == "tensor.insert_slice")
-      insert = op;
-  });
-  auto mesh = *module->getOps<MeshOp>().begin();
+  Operation *extract = findOp(*module, "tensor.extract_slice");
+  Operation *insert = findOp(*module, "tensor.insert_slice");
   auto model = CostModel::get(makeCluster(), {2, 4});
   ASSERT_TRUE(bool(model));
-  auto nd = [&](SbpEntry a, SbpEntry b) {
-    return NdSbpAttr::get(
-        &context, FlatSymbolRefAttr::get(mesh.getSymNameAttr()), {a, b});
-  };
   SbpEntry b = SbpEntry::broadcast();
   // Columns over axis 1: a quarter of each row per device, read and
   // written once; the other 15 rows are not touched.
   double row = 4.0 * 64 * 128 / 4;
   NdSbpSignature slice;
-  slice.operands = {nd(b, SbpEntry::split(2)), nd(b, b)};
-  slice.results = {nd(b, SbpEntry::split(1))};
+  slice.operands = {nd(*module, b, SbpEntry::split(2)), nd(*module, b, b)};
+  slice.results = {nd(*module, b, SbpEntry::split(1))};
   EXPECT_DOUBLE_EQ(model->getOpWork(extract, slice).bytes, 2 * row);
   NdSbpSignature update;
-  update.operands = {nd(b, SbpEntry::split(1)), nd(b, SbpEntry::split(2)),
-                     nd(b, b)};
-  update.results = {nd(b, SbpEntry::split(2))};
+  update.operands = {nd(*module, b, SbpEntry::split(1)),
+                     nd(*module, b, SbpEntry::split(2)), nd(*module, b, b)};
+  update.results = {nd(*module, b, SbpEntry::split(2))};
   EXPECT_DOUBLE_EQ(model->getOpWork(insert, update).bytes, 2 * row);
 }
 
