@@ -35,8 +35,9 @@ using ::sbp::runtime::StageTimes;
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-/// Segments at most: a dynamic program over more ranges would price
-/// quadratically many stages.
+/// Segments at most for K stages, unless 2K is more: a dynamic program over
+/// more ranges would price quadratically many stages (ranges of equal
+/// layers are priced once, see planPipeline).
 constexpr int64_t kMaxSegments = 12;
 /// For a training step, whose every candidate stage is three searches (its
 /// backward, forward and update).
@@ -546,6 +547,10 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
         work.push_back(getIterationWork(op));
       perLayer.erase();
     }
+    // The work before each unit.
+    SmallVector<double> before = {0};
+    for (double each : work)
+      before.push_back(before.back() + each);
     OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
     for (ArrayRef<int64_t> shape : meshes) {
       int64_t k = shape[0];
@@ -568,9 +573,6 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
                              numSegments));
       // A stage of several segments with more than twice the work of an
       // even cut is not a candidate.
-      SmallVector<double> before = {0};
-      for (double each : work)
-        before.push_back(before.back() + each);
       auto isCandidate = [&](int64_t i, int64_t j) {
         return j == i + 1 || before[segments[j]] - before[segments[i]] <=
                                  2 * before.back() / k;
