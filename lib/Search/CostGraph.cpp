@@ -392,7 +392,7 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
   Cbc_setMaximumSeconds(model, timeLimit);
   // Presolve finds little to remove in these rows (each edge's marginals)
   // and cost 6-9x the rest of the solve on the Megatron-LM steps' searches
-  // (docs/benchmarks.md), which reach the same optimum without it.
+  // (docs/auto-parallel.md), which reach the same optimum without it.
   Cbc_setParameter(model, "presolve", "off");
   Cbc_solve(model);
   bool optimal = Cbc_isProvenOptimal(model);

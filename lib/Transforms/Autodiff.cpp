@@ -377,9 +377,10 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       .Case([&](tensor::ExtractSliceOp o) {
         if (!isVaried(o.getSource()))
           return success();
-        // Into an adjoint there already is, the slice's elements alone are
-        // added: a zero-padded whole would cost the whole tensor per slice
-        // (per layer, in a loop over stacked weights).
+        // When the source already has an adjoint, only the slice's
+        // elements are added to it: a zero-padded whole would cost the
+        // whole tensor per slice (per layer, in a loop over stacked
+        // weights).
         Value into = adjoints.lookup(o.getSource());
         if (into)
           dy = arith::AddFOp::create(b, loc,
