@@ -285,7 +285,8 @@ namespace {
 
 /// The stacked weights of `loop`, a top-level loop of `func` from 0 to its
 /// layer count step 1: the arguments of as many rows it reads only as row
-/// `iv`. Empty when `loop` is not such a loop.
+/// `iv`; the count in `layers`. Empty (and `layers` untouched) when `loop`
+/// is not such a loop.
 SmallVector<BlockArgument> getStackedArgs(func::FuncOp func, scf::ForOp loop,
                                           int64_t &layers) {
   std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
@@ -293,7 +294,6 @@ SmallVector<BlockArgument> getStackedArgs(func::FuncOp func, scf::ForOp loop,
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
   if (!lower || !upper || !step || *lower != 0 || *step != 1 || *upper < 2)
     return {};
-  layers = *upper;
   Value iv = loop.getInductionVar();
   // Row `iv` of a stacked argument: the dim-0 offset (the first dynamic
   // one, operand 1) is the layer index and one row is taken.
@@ -307,7 +307,7 @@ SmallVector<BlockArgument> getStackedArgs(func::FuncOp func, scf::ForOp loop,
   SmallVector<BlockArgument> stacked;
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || type.getRank() == 0 || type.getDimSize(0) != layers)
+    if (!type || type.getRank() == 0 || type.getDimSize(0) != *upper)
       continue;
     bool used = false, rowsOnly = true;
     for (OpOperand &use : arg.getUses())
@@ -318,13 +318,18 @@ SmallVector<BlockArgument> getStackedArgs(func::FuncOp func, scf::ForOp loop,
     if (used && rowsOnly)
       stacked.push_back(arg);
   }
+  if (!stacked.empty())
+    layers = *upper;
   return stacked;
 }
 
 /// Replaces `loop` (over `stacked` weights) by loops over the layers
-/// between consecutive `bounds` (0 first, the layer count last).
-void splitLayerLoop(scf::ForOp loop, ArrayRef<BlockArgument> stacked,
-                    ArrayRef<int64_t> bounds) {
+/// between consecutive `bounds` (0 first, the layer count last), which it
+/// returns.
+SmallVector<scf::ForOp> splitLayerLoop(scf::ForOp loop,
+                                       ArrayRef<BlockArgument> stacked,
+                                       ArrayRef<int64_t> bounds) {
+  SmallVector<scf::ForOp> pieces;
   OpBuilder b(loop);
   Location loc = loop.getLoc();
   SmallVector<Value> carried(loop.getInitArgs());
@@ -343,6 +348,7 @@ void splitLayerLoop(scf::ForOp loop, ArrayRef<BlockArgument> stacked,
                            .getResult());
     }
     auto piece = cast<scf::ForOp>(b.clone(*loop, mapping));
+    pieces.push_back(piece);
     piece.getUpperBoundMutable().assign(
         arith::ConstantIndexOp::create(b, loc, end - begin));
     piece.getInitArgsMutable().assign(carried);
@@ -369,6 +375,7 @@ void splitLayerLoop(scf::ForOp loop, ArrayRef<BlockArgument> stacked,
   }
   loop.replaceAllUsesWith(carried);
   loop.erase();
+  return pieces;
 }
 
 } // namespace
@@ -396,8 +403,7 @@ SmallVector<int64_t> sbp::getLayerUnits(func::FuncOp func) {
   for (Operation *op : getPlaceableOps(func)) {
     int64_t layers = 1;
     if (auto loop = dyn_cast<scf::ForOp>(op))
-      if (getStackedArgs(func, loop, layers).empty())
-        layers = 1;
+      getStackedArgs(func, loop, layers);
     units.push_back(layers);
   }
   return units;
@@ -425,21 +431,9 @@ void sbp::assignStagesAtUnits(func::FuncOp func, ArrayRef<int64_t> cuts) {
         bounds.push_back(cut - first);
     bounds.push_back(layers);
     if (bounds.size() > 2) {
-      Operation *before = op->getPrevNode();
-      splitLayerLoop(cast<scf::ForOp>(op), stacked, bounds);
-      // The pieces are the loops now between `before` and the next op of
-      // the old position.
-      auto pieces = llvm::make_range(before ? std::next(before->getIterator())
-                                            : func.front().begin(),
-                                     func.front().end());
-      size_t piece = 0;
-      for (Operation &each : pieces) {
-        if (piece + 1 == bounds.size())
-          break;
-        if (isa<scf::ForOp>(each))
-          each.setAttr(SbpDialect::getStageAttrName(),
-                       stageOf(first + bounds[piece++]));
-      }
+      for (auto [piece, begin] : llvm::zip(
+               splitLayerLoop(cast<scf::ForOp>(op), stacked, bounds), bounds))
+        piece->setAttr(SbpDialect::getStageAttrName(), stageOf(first + begin));
     } else {
       op->setAttr(SbpDialect::getStageAttrName(), stageOf(first));
     }
