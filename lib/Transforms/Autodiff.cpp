@@ -224,6 +224,9 @@ public:
   void accumulate(Value value, Value adjoint);
   Value getAdjoint(Value value) const { return adjoints.lookup(value); }
   bool isVaried(Value value) const { return varied.contains(value); }
+  bool savesIterations(Operation *loop) const {
+    return savedIterations.contains(loop);
+  }
 
 private:
   void markVaried(ArrayRef<Value> seeds, Block &block);
@@ -290,56 +293,11 @@ void Differentiator::prepare(ArrayRef<Value> seeds, Block &block) {
 }
 
 scf::ForOp Differentiator::saveIterations(scf::ForOp loop) {
-  Location loc = loop.getLoc();
-  std::optional<int64_t> trips =
-      loop.getStaticTripCount()
-          ? std::optional<int64_t>(loop.getStaticTripCount()->getSExtValue())
-          : std::nullopt;
-  if (!trips || llvm::any_of(loop.getInitArgs(), [](Value v) {
-        auto type = dyn_cast<RankedTensorType>(v.getType());
-        return !type || !type.hasStaticShape();
-      }))
-    return loop;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(loop);
-  SmallVector<Value> tapes;
-  for (Value init : loop.getInitArgs()) {
-    auto type = cast<RankedTensorType>(init.getType());
-    SmallVector<int64_t> shape = {*trips};
-    llvm::append_range(shape, type.getShape());
-    tapes.push_back(
-        tensor::EmptyOp::create(b, loc, shape, type.getElementType()));
-  }
   unsigned numCarried = loop.getInitArgs().size();
-  IRRewriter rewriter(b);
-  auto save = [&](OpBuilder &nb, Location,
-                  ArrayRef<BlockArgument> tapeArgs) -> SmallVector<Value> {
-    // The body has moved to the new loop: its arguments are the induction
-    // variable, the carried values and the tapes.
-    Block *body = tapeArgs.front().getOwner();
-    Value iteration = arith::DivUIOp::create(
-        nb, loc,
-        arith::SubIOp::create(nb, loc, body->getArgument(0),
-                              loop.getLowerBound()),
-        loop.getStep());
-    SmallVector<Value> saved;
-    for (auto [carried, tape] :
-         llvm::zip(body->getArguments().slice(1, numCarried), tapeArgs)) {
-      auto type = cast<RankedTensorType>(carried.getType());
-      IterationSlice slice(nb, iteration, type);
-      saved.push_back(tensor::InsertSliceOp::create(
-          nb, loc, carried, tape, slice.offsets, slice.sizes, slice.strides));
-    }
-    return saved;
-  };
-  auto replaced =
-      cast<LoopLikeOpInterface>(loop.getOperation())
-          .replaceWithAdditionalYields(rewriter, tapes, false, save);
-  if (failed(replaced))
-    return loop;
-  auto newLoop = cast<scf::ForOp>(replaced->getOperation());
-  savedIterations[newLoop] =
-      SmallVector<Value>(newLoop.getResults().drop_front(numCarried));
+  scf::ForOp newLoop = saveLoopIterations(b, loop);
+  if (newLoop != loop)
+    savedIterations[newLoop] =
+        SmallVector<Value>(newLoop.getResults().drop_front(numCarried));
   return newLoop;
 }
 
@@ -783,9 +741,16 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
     }
     // Loops in the recomputed body are replaced by ones that save their
     // iterations: what to differentiate is read after prepare().
+    // The ops that save the iterations write the forward loop's tapes,
+    // which the recomputation has no use for.
     Operation *marker = inductionVar.getDefiningOp();
+    llvm::SmallPtrSet<Operation *, 4> saving;
+    for (Value tape :
+         forwardBody->getTerminator()->getOperands().drop_front(numCarried))
+      saving.insert(tape.getDefiningOp());
     for (Operation &op : forwardBody->without_terminator())
-      b.clone(op, mapping);
+      if (!saving.contains(&op))
+        b.clone(op, mapping);
     Differentiator inner(b);
     inner.prepare(seeds, *b.getInsertionBlock());
     SmallVector<Operation *> recomputed;
@@ -825,11 +790,15 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
   return success();
 }
 
-FailureOr<SmallVector<Value>> sbp::buildGradients(OpBuilder &builder,
-                                                  Block &block, Value loss,
-                                                  ArrayRef<Value> wrt) {
+FailureOr<SmallVector<Value>>
+sbp::buildGradients(OpBuilder &builder, Block &block, Value loss,
+                    ArrayRef<Value> wrt, SmallVectorImpl<scf::ForOp> *saved) {
   Differentiator differentiator(builder);
   differentiator.prepare(wrt, block);
+  if (saved)
+    for (auto loop : block.getOps<scf::ForOp>())
+      if (differentiator.savesIterations(loop))
+        saved->push_back(loop);
   SmallVector<Operation *> forward;
   for (Operation &op : block.without_terminator())
     forward.push_back(&op);
@@ -847,4 +816,55 @@ FailureOr<SmallVector<Value>> sbp::buildGradients(OpBuilder &builder,
                                  cast<RankedTensorType>(value.getType()), 0));
   }
   return gradients;
+}
+
+scf::ForOp sbp::saveLoopIterations(OpBuilder &b, scf::ForOp loop) {
+  Location loc = loop.getLoc();
+  std::optional<int64_t> trips =
+      loop.getStaticTripCount()
+          ? std::optional<int64_t>(loop.getStaticTripCount()->getSExtValue())
+          : std::nullopt;
+  if (!trips || llvm::any_of(loop.getInitArgs(), [](Value v) {
+        auto type = dyn_cast<RankedTensorType>(v.getType());
+        return !type || !type.hasStaticShape();
+      }))
+    return loop;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop);
+  SmallVector<Value> tapes;
+  for (Value init : loop.getInitArgs()) {
+    auto type = cast<RankedTensorType>(init.getType());
+    SmallVector<int64_t> shape = {*trips};
+    llvm::append_range(shape, type.getShape());
+    tapes.push_back(
+        tensor::EmptyOp::create(b, loc, shape, type.getElementType()));
+  }
+  unsigned numCarried = loop.getInitArgs().size();
+  IRRewriter rewriter(b);
+  auto save = [&](OpBuilder &nb, Location,
+                  ArrayRef<BlockArgument> tapeArgs) -> SmallVector<Value> {
+    // The body has moved to the new loop: its arguments are the induction
+    // variable, the carried values and the tapes.
+    Block *body = tapeArgs.front().getOwner();
+    Value iteration = arith::DivUIOp::create(
+        nb, loc,
+        arith::SubIOp::create(nb, loc, body->getArgument(0),
+                              loop.getLowerBound()),
+        loop.getStep());
+    SmallVector<Value> saved;
+    for (auto [carried, tape] :
+         llvm::zip(body->getArguments().slice(1, numCarried), tapeArgs)) {
+      auto type = cast<RankedTensorType>(carried.getType());
+      IterationSlice slice(nb, iteration, type);
+      saved.push_back(tensor::InsertSliceOp::create(
+          nb, loc, carried, tape, slice.offsets, slice.sizes, slice.strides));
+    }
+    return saved;
+  };
+  auto replaced =
+      cast<LoopLikeOpInterface>(loop.getOperation())
+          .replaceWithAdditionalYields(rewriter, tapes, false, save);
+  if (failed(replaced))
+    return loop;
+  return cast<scf::ForOp>(replaced->getOperation());
 }

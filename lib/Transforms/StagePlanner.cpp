@@ -171,7 +171,31 @@ struct RangeCost {
   double update = 0;
   /// Bytes per device held throughout, and per micro-batch in flight.
   double parameters = 0, activations = 0;
+  /// Bytes each device sends the next stage per micro-batch (its shards of
+  /// what crosses the range's end; a training stage's gradients of them
+  /// come back alike).
+  double sent = 0;
 };
+
+/// The bytes per device that stage `k` of `stages`, its layouts recorded,
+/// sends the later stages per micro-batch: its shard of each result they
+/// receive.
+double getSentBytes(ArrayRef<func::FuncOp> stages, int64_t k,
+                    const CostModel &model) {
+  func::FuncOp sender = stages[k];
+  llvm::SmallDenseSet<int64_t> results;
+  for (func::FuncOp later : stages.drop_front(k + 1))
+    for (unsigned i = 0; i < later.getNumArguments(); ++i)
+      if (getSourceField(later, i, "stage") == k)
+        results.insert(getSourceField(later, i, "result"));
+  double bytes = 0;
+  for (int64_t r : results)
+    if (auto type = dyn_cast<RankedTensorType>(sender.getResultTypes()[r]))
+      bytes +=
+          model.getLocalBytes(type, sender.getResultAttrOfType<NdSbpAttr>(
+                                        r, SbpDialect::getShardingAttrName()));
+  return bytes;
+}
 
 NdSbpAttr getArgLayout(func::FuncOp func, unsigned i) {
   return func.getArgAttrOfType<NdSbpAttr>(i, SbpDialect::getShardingAttrName());
@@ -234,8 +258,8 @@ using OnSearched = function_ref<LogicalResult(
 
 /// Searches stage `k` of a training pipeline (`forward`, `backward` and
 /// `update` per stage, as buildTrainingStages makes them) on `mesh`, and
-/// records the layouts. The backward, which recomputes the forward and
-/// does twice its work again, is searched first, with what the stage
+/// records the layouts. The backward, which recomputes the stage's layers
+/// and does twice their work again, is searched first, with what the stage
 /// receives in the layouts its senders already have and the gradients it
 /// sends back in those layouts too; the forward then takes its arguments
 /// as the backward does and sends each result in the layout in which its
@@ -313,6 +337,19 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
     setArgLayout(fwd, i, getArgLayout(back, i));
   for (auto [result, layout] : sentLayout)
     setResultLayout(fwd, result, layout);
+  // What the forward saves for the backward (its last results) it returns
+  // as the backward takes it.
+  double saved = 0;
+  unsigned numResults = fwd.getNumResults(), numSaved = 0;
+  for (unsigned a = numArgs; a < back.getNumArguments(); ++a)
+    numSaved += getSourceField(back, a, "saved") >= 0;
+  for (unsigned a = numArgs; a < back.getNumArguments(); ++a)
+    if (int64_t j = getSourceField(back, a, "saved"); j >= 0) {
+      setResultLayout(fwd, numResults - numSaved + j, getArgLayout(back, a));
+      saved += model.getLocalBytes(
+          cast<RankedTensorType>(back.getArgumentTypes()[a]),
+          getArgLayout(back, a));
+    }
   FailureOr<PlanCost> fwdCost = search(0, fwd, 0, limit);
   if (failed(fwdCost))
     return failure();
@@ -347,7 +384,7 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
   // The update holds the parameters, their state and the summed gradients
   // beside the passes' working memory: the memory left to it is what
   // shards the state (ZeRO) when the whole does not fit.
-  double held = 0, saved = 0;
+  double held = 0;
   for (unsigned i = 0; i < numArgs; ++i) {
     auto type = dyn_cast<RankedTensorType>(fwd.getArgumentTypes()[i]);
     if (!type)
@@ -371,8 +408,8 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
       return failure();
 
   // Held throughout: what the update holds and the passes' working
-  // memory; per micro-batch in flight: what the forward received, saved
-  // for the backward.
+  // memory; per micro-batch in flight: what the forward received and what
+  // its loops saved, kept for the backward.
   RangeCost cost;
   cost.time = fwdCost->stepTime();
   cost.backward = backCost->stepTime();
@@ -414,8 +451,10 @@ RangeCost priceRange(func::FuncOp base, int64_t begin, int64_t end,
           leastMemory, [](func::FuncOp, const SearchProblem &, const Plan &) {
             return success();
           });
-      if (succeeded(searched))
+      if (succeeded(searched)) {
         cost = *searched;
+        cost.sent = getSentBytes(forward, 1, model);
+      }
     }
   } else if (FailureOr<SmallVector<func::FuncOp>> stages =
                  outlineStages(func, batching, outputs);
@@ -430,6 +469,7 @@ RangeCost priceRange(func::FuncOp base, int64_t begin, int64_t end,
       cost.time = plan.stepTime();
       cost.parameters = plan.parameterBytes;
       cost.activations = plan.peakMemory - plan.parameterBytes;
+      cost.sent = getSentBytes(forward, 1, model);
     }
   }
   for (func::FuncOp stage :
@@ -599,11 +639,11 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
         }
         return it->second;
       };
-      // Sending what crosses the end of segment j to the next stage: on a
-      // link of its own, which the stages' eager sends keep busy.
-      auto send = [&](int64_t j) {
-        return j < numSegments ? full->getTransferTime(0, crossing[segments[j]])
-                               : 0.0;
+      // Sending what crosses the end of segment j to the next stage, each
+      // device its shards: on a link of its own, which the stages' eager
+      // sends keep busy.
+      auto send = [&](const RangeCost &range, int64_t j) {
+        return j < numSegments ? full->getTransferTime(0, range.sent) : 0.0;
       };
       using Table = std::vector<std::vector<RangeCost>>;
       Table base(numSegments + 1, std::vector<RangeCost>(numSegments + 1));
@@ -632,7 +672,8 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
                 options.memoryLimit)
               range = RangeCost();
             if (std::isfinite(range.time))
-              values.push_back(std::max(range.time + range.backward, send(j)));
+              values.push_back(
+                  std::max(range.time + range.backward, send(range, j)));
           }
       }
       stageMesh.erase();
@@ -656,9 +697,9 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
               const RangeCost &range = cost(i, j, s - 1);
               double time = range.time + range.backward;
               if (!std::isfinite(least[s - 1][i]) ||
-                  std::max(time, send(j)) > bound)
+                  std::max(time, send(range, j)) > bound)
                 continue;
-              double sum = least[s - 1][i] + time + send(j);
+              double sum = least[s - 1][i] + time + send(range, j);
               if (sum < least[s][j]) {
                 least[s][j] = sum;
                 from[s][j] = i;
@@ -684,7 +725,7 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
           StageTimes times;
           times.forward = range.time;
           times.backward = range.backward;
-          times.send = send(bounds[s + 1]);
+          times.send = send(range, bounds[s + 1]);
           plan.times.push_back(times);
           plan.updates.push_back(range.update);
           plan.memory.push_back(range.parameters +

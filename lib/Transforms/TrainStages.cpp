@@ -4,11 +4,12 @@
 // stage, a backward function and an update function. The backward of a
 // stage differentiates `sum(result * gradient of result)` over what the
 // stage hands on (plus the loss in the last stage), so each stage's
-// gradients come from the autodiff of the whole step, one stage at a time;
-// it recomputes the stage's forward from the inputs the forward saved
-// (Megatron-LM's full recomputation, at stage granularity), so that a
-// stage keeps only its inputs between a micro-batch's forward and
-// backward. The update runs once per step on the gradients summed over the
+// gradients come from the autodiff of the whole step, one stage at a time.
+// Between a micro-batch's forward and backward a stage keeps what it
+// received and what its loops over layers yield, each layer's input among
+// it; the backward recomputes each layer from its input (Megatron-LM's full
+// recomputation) and the few ops outside the loops from the stage's
+// inputs. The update runs once per step on the gradients summed over the
 // micro-batches (gradient accumulation).
 //
 //===----------------------------------------------------------------------===//
@@ -114,6 +115,103 @@ void passThroughDeadCarries(scf::ForOp loop) {
   }
 }
 
+/// Erases the ops of `block` that nothing uses, users before producers.
+void eraseDeadOps(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+}
+
+/// Makes the stage's `forward` return, after its own results, what the
+/// loops `saved` of its backward `back` (clones of the forward's, replaced
+/// by ones that save their iterations) yield and `back` reads, and `back`
+/// take those as arguments `{saved = J}` instead of running the loops
+/// again: the backward then recomputes each layer from its saved input, as
+/// Megatron-LM's full recomputation does, rather than the stage's forward
+/// first.
+void saveLoops(func::FuncOp forward, func::FuncOp back,
+               ArrayRef<scf::ForOp> saved) {
+  MLIRContext *ctx = forward.getContext();
+  Block &body = forward.front(), &backBody = back.front();
+  // The backward's loops start with the clones of the forward's, in order.
+  SmallVector<scf::ForOp> loops = llvm::to_vector(body.getOps<scf::ForOp>());
+  SmallVector<scf::ForOp> backLoops =
+      llvm::to_vector(backBody.getOps<scf::ForOp>());
+  DenseMap<Operation *, size_t> positionOf;
+  for (scf::ForOp loop : saved)
+    if (size_t position = llvm::find(backLoops, loop) - backLoops.begin();
+        position < loops.size())
+      positionOf[loop] = position;
+  // What the stage contributes to the loss was only differentiated; a loop
+  // only it read goes too.
+  eraseDeadOps(backBody);
+  Operation *terminator = body.getTerminator();
+  OpBuilder b(ctx);
+  int64_t next = 0;
+  for (scf::ForOp loop :
+       llvm::make_early_inc_range(backBody.getOps<scf::ForOp>())) {
+    auto it = positionOf.find(loop);
+    if (it == positionOf.end())
+      continue;
+    size_t position = it->second;
+    b.setInsertionPoint(loops[position]);
+    scf::ForOp twin = saveLoopIterations(b, loops[position]);
+    if (twin.getNumResults() != loop.getNumResults())
+      continue;
+    for (auto [mine, theirs] :
+         llvm::zip(loop.getResults(), twin.getResults())) {
+      if (mine.use_empty())
+        continue;
+      terminator->insertOperands(terminator->getNumOperands(), theirs);
+      (void)forward.insertResult(forward.getNumResults(), theirs.getType(),
+                                 DictionaryAttr::get(ctx));
+      unsigned index = back.getNumArguments();
+      (void)back.insertArgument(
+          index, mine.getType(),
+          DictionaryAttr::get(
+              ctx, {b.getNamedAttr(SbpDialect::getSourceAttrName(),
+                                   getSource(ctx, {{"saved", next++}}))}),
+          mine.getLoc());
+      mine.replaceAllUsesWith(backBody.getArgument(index));
+    }
+    loop.erase();
+  }
+}
+
+/// Drops the values `forward` saves (saveLoops) that the simplified `back`
+/// does not read, and numbers the others again.
+void dropUnreadSaved(func::FuncOp forward, func::FuncOp back) {
+  MLIRContext *ctx = forward.getContext();
+  SmallVector<unsigned> saved;
+  for (unsigned a = 0; a < back.getNumArguments(); ++a)
+    if (getSourceField(back, a, "saved") >= 0)
+      saved.push_back(a);
+  unsigned first = forward.getNumResults() - saved.size();
+  BitVector unreadArgs(back.getNumArguments()),
+      unreadResults(forward.getNumResults());
+  int64_t next = 0;
+  for (unsigned a : saved) {
+    unsigned result = first + getSourceField(back, a, "saved");
+    if (back.getArgument(a).use_empty()) {
+      unreadArgs.set(a);
+      unreadResults.set(result);
+      continue;
+    }
+    back.setArgAttr(a, SbpDialect::getSourceAttrName(),
+                    getSource(ctx, {{"saved", next++}}));
+  }
+  if (unreadArgs.none())
+    return;
+  forward.front().getTerminator()->eraseOperands(unreadResults);
+  (void)forward.eraseResults(unreadResults);
+  (void)back.eraseArguments(unreadArgs);
+  // A loop no longer saves what nobody reads.
+  forward.walk(passThroughDeadCarries);
+  (void)simplifyGradients(forward);
+}
 } // namespace
 
 void mlir::sbp::reduceToLoss(func::FuncOp step) {
@@ -125,13 +223,7 @@ void mlir::sbp::reduceToLoss(func::FuncOp step) {
       step.getContext(), step.getArgumentTypes(), {loss.getType()}));
   step.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
   step->removeAttr(SbpDialect::getTrainStepAttrName());
-  // Users before producers, so that a dead chain goes at once.
-  SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator())
-    ops.push_back(&op);
-  for (Operation *op : llvm::reverse(ops))
-    if (isOpTriviallyDead(op))
-      op->erase();
+  eraseDeadOps(body);
   step.walk(passThroughDeadCarries);
   (void)simplifyGradients(step);
 }
@@ -294,9 +386,10 @@ LogicalResult mlir::sbp::buildTrainingStages(
     for (unsigned i : llvm::concat<unsigned>(received[k], owned[k]))
       wrt.push_back(entry->getArgument(i));
     SmallVector<Value> gradients;
+    SmallVector<scf::ForOp> saved;
     if (total) {
       FailureOr<SmallVector<Value>> built =
-          buildGradients(body, *entry, total, wrt);
+          buildGradients(body, *entry, total, wrt, &saved);
       if (failed(built))
         return failure();
       gradients = std::move(*built);
@@ -306,8 +399,10 @@ LogicalResult mlir::sbp::buildTrainingStages(
             body, loc, cast<RankedTensorType>(value.getType()), 0));
     }
     func::ReturnOp::create(body, loc, gradients);
+    saveLoops(stage, back, saved);
     if (failed(simplifyGradients(back)))
       return failure();
+    dropUnreadSaved(stage, back);
     backward.push_back(back);
   }
 

@@ -8,17 +8,33 @@
 // after another along dimension 0.
 
 // CHECK: outputs = [{combine = "same", result = 0 : i64, stage = 0 : i64, update}, {combine = "concat", dim = 0 : i64, result = [1, 0], stage = [0, 1], update}, {combine = "same", result = 2 : i64, stage = 0 : i64, update}, {combine = "same", result = 3 : i64, stage = 0 : i64, update}, {combine = "concat", dim = 0 : i64, result = [4, 1], stage = [0, 1], update}, {combine = "concat", dim = 0 : i64, result = [5, 2], stage = [0, 1], update}, {combine = "same", result = 6 : i64, stage = 0 : i64, update}, {combine = "sum", result = 0 : i64, stage = 1 : i64}]
+// Each forward also returns its loop's layer inputs (and the last stage its
+// loop's output, which the loss's gradient reads) for its backward, which
+// takes them as `saved` arguments and runs only the backward loop: each
+// layer recomputed from its saved input, never the forward loop again.
 // CHECK-LABEL: func.func @stack_train_step_stage0(
-// CHECK-SAME: tensor<2x8x8xf32> {sbp.source = {input = 1 : i64, offset = 0 : i64}}) -> tensor<4x8xf32>
+// CHECK-SAME: tensor<2x8x8xf32> {sbp.source = {input = 1 : i64, offset = 0 : i64}}) -> (tensor<4x8xf32>, tensor<2x4x8xf32>)
 // CHECK: scf.for %{{.*}} = %c0 to %c2
 // CHECK: tensor.extract_slice %{{.*}} : tensor<2x8x8xf32> to tensor<8x8xf32>
+// CHECK: tensor.insert_slice %{{.*}} : tensor<4x8xf32> into tensor<2x4x8xf32>
 // CHECK-LABEL: func.func @stack_train_step_stage1(
-// CHECK-SAME: tensor<2x8x8xf32> {sbp.source = {input = 1 : i64, offset = 2 : i64}}) -> tensor<f32>
+// CHECK-SAME: tensor<2x8x8xf32> {sbp.source = {input = 1 : i64, offset = 2 : i64}}) -> (tensor<f32>, tensor<4x8xf32>, tensor<2x4x8xf32>)
 // CHECK: scf.for %{{.*}} = %c0 to %c2
 // CHECK-LABEL: func.func @stack_train_step_stage0_backward(
+// CHECK-SAME: tensor<4x8xf32> {sbp.source = {backward = 1 : i64, result = 0 : i64}}, %[[TAPE0:arg[0-9]+]]: tensor<2x4x8xf32> {sbp.source = {saved = 0 : i64}})
 // CHECK-SAME: -> (tensor<8x8xf32>, tensor<2x8x8xf32>)
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[TAPE0]]
+// CHECK-NOT: scf.for
+// CHECK: return
 // CHECK-LABEL: func.func @stack_train_step_stage1_backward(
+// CHECK-SAME: %[[OUT:arg[0-9]+]]: tensor<4x8xf32> {sbp.source = {saved = 0 : i64}}, %[[TAPE1:arg[0-9]+]]: tensor<2x4x8xf32> {sbp.source = {saved = 1 : i64}})
 // CHECK-SAME: -> (tensor<4x8xf32>, tensor<2x8x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[OUT]],
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[TAPE1]]
+// CHECK-NOT: scf.for
+// CHECK: return
 // CHECK-LABEL: func.func @stack_train_step_stage0_update(
 // CHECK-SAME: tensor<2x8x8xf32> {sbp.source = {input = 1 : i64, offset = 0 : i64}}
 // CHECK-SAME: tensor<2x8x8xf32> {sbp.source = {input = 4 : i64, offset = 0 : i64}}

@@ -121,7 +121,14 @@ auto ::sbp::run::describePipeline(ModuleOp module,
     std::string name = "@" + func.getSymName().str();
     if (auto error = describeEntry(func, mesh, program.args, program.results))
       return name + ": " + *error;
-    int64_t saved = 0;
+    // The forward returns, after its own results, what its loops saved
+    // (`{saved = J}`, first) and then what it received, in argument order.
+    int64_t numSaved = 0;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto source = func.getArgAttrOfType<DictionaryAttr>(
+              i, mlir::sbp::SbpDialect::getSourceAttrName()))
+        numSaved += source.contains("saved");
+    int64_t saved = numSaved;
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       auto source = func.getArgAttrOfType<DictionaryAttr>(
           i, mlir::sbp::SbpDialect::getSourceAttrName());
@@ -140,6 +147,14 @@ auto ::sbp::run::describePipeline(ModuleOp module,
       } else if (auto gradient = source.getAs<IntegerAttr>("gradient")) {
         from.kind = StageSource::Gradient;
         from.index = gradient.getInt();
+      } else if (auto value = source.getAs<IntegerAttr>("saved");
+                 value && llvm::is_contained(backward, ref)) {
+        from.kind = StageSource::Saved;
+        from.index = value.getInt();
+        if (from.index >= numSaved)
+          return name + ": argument #" + std::to_string(i) +
+                 " is saved value #" + std::to_string(from.index) + " of " +
+                 std::to_string(numSaved);
       } else if (pipeline.training && source.contains("stage") &&
                  llvm::is_contained(backward, ref)) {
         // What the forward received, as it saved it.

@@ -407,29 +407,36 @@ func.func @stage(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R}, {gradient = J} or {saved = J} with non-negative integers}}
 func.func @source_form(%x: tensor<4xf32> {sbp.source = {stage = 0 : i64}}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R}, {gradient = J} or {saved = J} with non-negative integers}}
 func.func @source_both(%x: tensor<4xf32> {sbp.source = {input = 0 : i64, stage = 0 : i64}}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R}, {gradient = J} or {saved = J} with non-negative integers}}
 func.func @source_gradient(%x: tensor<4xf32> {sbp.source = {gradient = 0 : i64, result = 0 : i64}}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R} or {gradient = J} with non-negative integers}}
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R}, {gradient = J} or {saved = J} with non-negative integers}}
 func.func @source_backward(%x: tensor<4xf32> {sbp.source = {backward = -1 : i64, result = 0 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R}, {gradient = J} or {saved = J} with non-negative integers}}
+func.func @source_saved(%x: tensor<4xf32> {sbp.source = {saved = 0 : i64, stage = 0 : i64}}) {
   return
 }
 

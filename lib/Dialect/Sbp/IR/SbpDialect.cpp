@@ -62,8 +62,8 @@ LogicalResult verifySource(Operation *op, unsigned index, Attribute attr) {
                << "'" << SbpDialect::getSourceAttrName() << "' on argument #"
                << index
                << " must be {input = N [, micro_batch_dim = D | offset = O]}, "
-                  "{stage = S, result = R}, {backward = S, result = R} or "
-                  "{gradient = J} with non-negative integers";
+                  "{stage = S, result = R}, {backward = S, result = R}, "
+                  "{gradient = J} or {saved = J} with non-negative integers";
       };
   if (!dict || !func)
     return fail();
@@ -75,8 +75,9 @@ LogicalResult verifySource(Operation *op, unsigned index, Attribute attr) {
                     (fields == 1 ||
                      (fields == 2 && (dict.contains("micro_batch_dim") ||
                                       getIndexField(dict, "offset") >= 0)))
-      : dict.contains("gradient")
-          ? has("gradient") && fields == 1
+      : dict.contains("gradient") ? has("gradient") && fields == 1
+      : dict.contains("saved")
+          ? has("saved") && fields == 1
           : (has("stage") || has("backward")) && has("result") && fields == 2;
   if (!valid)
     return fail();

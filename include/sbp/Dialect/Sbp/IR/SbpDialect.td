@@ -72,8 +72,12 @@ def Sbp_Dialect : Dialect {
     update results one after another along dimension 0. A
     backward function's arguments are its forward's (those with `{stage =
     S, result = R}` are what the forward received, which it hands back for
-    this) and `{backward = T, result = R}`: result `R` of stage `T`'s
-    backward, the gradient of a value this stage sent to `T`. An update
+    this), `{backward = T, result = R}`: result `R` of stage `T`'s
+    backward, the gradient of a value this stage sent to `T`, and `{saved =
+    J}`: the `J`-th of the results that the stage's forward returns after
+    its own for its backward (what a loop over layers yields, each layer's
+    input among it, so that the backward recomputes each layer from its
+    input rather than running the loop again). An update
     function's arguments are inputs and `{gradient = J}`: the `J`-th
     parameter gradient its backward returns, summed over the micro-batches.
 
@@ -82,7 +86,7 @@ def Sbp_Dialect : Dialect {
     and results; `sbp.operands` and `sbp.results` are arrays with one
     element per operand / result, each `unit` or an `#sbp.nd` valid for its
     value; `sbp.stage` is a non-negative integer; `sbp.source` is one of its
-    six forms with non-negative integers, a `micro_batch_dim` within the
+    seven forms with non-negative integers, a `micro_batch_dim` within the
     argument's rank and an `offset` only on an argument whose dimension 0
     is static; `sbp.pipeline` is on a module, names functions of
     it as stages and a mesh of it whose first axis is their number, has a
