@@ -332,9 +332,18 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     } else if (node.kind == NodeKind::Argument) {
       auto type =
           cast<RankedTensorType>(entry.getArgument(node.index).getType());
+      // A stage function's value from another stage arrives over the
+      // stages' axis, each device receiving its shard: where the sender's
+      // layout is not fixed yet (a candidate stage alone), the search
+      // prices that, not the plan, so that a layout cheap to receive wins
+      // over an equally fast one that replicates the value.
+      auto source = func.getArgAttrOfType<DictionaryAttr>(
+          node.index, SbpDialect::getSourceAttrName());
+      bool received =
+          source && (source.contains("stage") || source.contains("backward"));
       for (NdSbpAttr layout : node.layouts) {
-        times.push_back(0);
         bytes.push_back(model.getLocalBytes(type, layout));
+        times.push_back(received ? model.getTransferTime(0, bytes.back()) : 0);
       }
     } else {
       times.assign(node.layouts.size(), 0);
