@@ -212,6 +212,7 @@ void dropUnreadSaved(func::FuncOp forward, func::FuncOp back) {
   forward.walk(passThroughDeadCarries);
   (void)simplifyGradients(forward);
 }
+
 } // namespace
 
 void mlir::sbp::reduceToLoss(func::FuncOp step) {
