@@ -223,10 +223,17 @@ OpWork CostModel::getOpWork(Operation *op,
     return work;
   }
   work.bytes = resultBytes;
-  for (OpOperand &operand : op->getOpOperands())
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  for (OpOperand &operand : op->getOpOperands()) {
+    // An output whose old contents the payload never reads (a fill, an
+    // element-wise op into `tensor.empty`) is written, not read.
+    if (linalgOp && linalgOp.isDpsInit(&operand) &&
+        !linalgOp.payloadUsesValueFromOperand(&operand))
+      continue;
     if (auto type = dyn_cast<RankedTensorType>(operand.get().getType()))
       work.bytes +=
           getLocalBytes(type, signature.operands[operand.getOperandNumber()]);
+  }
   // Element-wise arith and math on tensors: one operation per element.
   if (!isa<linalg::LinalgOp>(op) && op->hasTrait<OpTrait::Elementwise>() &&
       op->getNumResults() == 1)
