@@ -21,7 +21,8 @@ TEST(Cluster, Presets) {
   auto a100 = getClusterPreset("dgx-a100-8");
   ASSERT_TRUE(bool(a100));
   EXPECT_EQ(a100->getNumDevices(), 8);
-  EXPECT_DOUBLE_EQ(a100->getPeakFlops("bf16", 8), 312e12);
+  // The measured achievable rate, not the spec sheet's 312 TFLOP/s.
+  EXPECT_DOUBLE_EQ(a100->getPeakFlops("bf16", 8), 271.2e12);
   auto pod = getClusterPreset("dgx-a100-8x128");
   ASSERT_TRUE(bool(pod));
   EXPECT_EQ(pod->getNumDevices(), 1024);
