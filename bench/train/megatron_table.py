@@ -131,8 +131,8 @@ def main():
     work = opts.keep or tempfile.mkdtemp(prefix="sbp-megatron-")
     os.makedirs(work, exist_ok=True)
     print("| row | params (B) | GPUs | paper t, p | search's plan | step s | "
-          "TFLOP/s per GPU | vs paper | paper's config priced, TFLOP/s | "
-          "sbp-opt s, all runs |")
+          "TFLOP/s per GPU | vs paper | paper's config priced, TFLOP/s "
+          "(vs paper) | sbp-opt s, all runs |")
     print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
 
     def make_step(name, hidden, heads, batch, layers):
@@ -214,7 +214,8 @@ def main():
             else:
                 priced = f"- ({' '.join(error)})"
         if paper_step:
-            priced = (f"{total / gpus / paper_step / 1e12:.0f}" +
+            priced_tflops = total / gpus / paper_step / 1e12
+            priced = (f"{priced_tflops:.0f} ({priced_tflops / paper:.2f})" +
                       (" (does not fit)" if p == 1 and not reference["fits"]
                        else ""))
         print(f"| {index} | {params} | {gpus} | {t}, {p} | {plan[0]} | "

@@ -72,12 +72,6 @@ DictionaryAttr getSource(MLIRContext *ctx,
   return b.getDictionaryAttr(attrs);
 }
 
-/// The integer field `name` of `dict`, or -1.
-int64_t getField(DictionaryAttr dict, StringRef name) {
-  auto value = dict ? dict.getAs<IntegerAttr>(name) : IntegerAttr();
-  return value ? value.getInt() : -1;
-}
-
 /// Makes the values that `loop` carries only for results nobody uses
 /// (the layer inputs a forward loop saves for its backward) pass through
 /// unchanged, so that canonicalization drops them: the ops that update
@@ -233,7 +227,8 @@ SmallVector<int64_t> mlir::sbp::getTrainBatchArgs(func::FuncOp step) {
   int64_t updated = 0;
   if (auto dict = step->getAttrOfType<DictionaryAttr>(
           SbpDialect::getTrainStepAttrName()))
-    updated = getField(dict, "params") + getField(dict, "state");
+    updated = cast<IntegerAttr>(dict.get("params")).getInt() +
+              cast<IntegerAttr>(dict.get("state")).getInt();
   SmallVector<int64_t> batch;
   int64_t rows = ShapedType::kDynamic;
   for (int64_t i = updated; i < step.getNumArguments(); ++i) {
