@@ -242,6 +242,13 @@ private:
   Value buildStructuredAdjoint(linalg::LinalgOp op, ArrayRef<Value> dys,
                                ArrayRef<Operation *> combiners,
                                OpOperand *operand, tensor::ExtractOp extract);
+  /// The adjoint of the table that `extract` reads when `op` is a gather
+  /// (its one result is `table[index_cast(ids[...]), ...]`, the other
+  /// indices the loops'): the contraction of the one-hot of the ids with
+  /// the result's adjoint, or null for another op.
+  Value buildGatherAdjoint(linalg::LinalgOp op, ArrayRef<Value> dys,
+                           ArrayRef<Operation *> combiners,
+                           tensor::ExtractOp extract);
 
   OpBuilder &b;
   DenseSet<Value> varied;
@@ -468,8 +475,9 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
   WalkResult walk = body->walk([&](tensor::ExtractOp extract) {
     if (!isVaried(extract.getTensor()))
       return WalkResult::advance();
-    Value adjoint =
-        buildStructuredAdjoint(op, dys, combiners, nullptr, extract);
+    Value adjoint = buildGatherAdjoint(op, dys, combiners, extract);
+    if (!adjoint)
+      adjoint = buildStructuredAdjoint(op, dys, combiners, nullptr, extract);
     if (!adjoint) {
       extract.emitError("sbp-make-train-step: no gradient for an element "
                         "read twice at the same loop's index");
@@ -489,6 +497,114 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
       return op.emitError("sbp-make-train-step: no gradient for a scalar "
                           "defined outside the payload");
   return success();
+}
+
+// The general rule would give a gather's table a loop over its rows,
+// comparing each with the id per element (tokens x vocabulary x hidden
+// iterations of plain loops); the one-hot product does the same arithmetic
+// as a matrix product, which BLAS and tensor cores run.
+Value Differentiator::buildGatherAdjoint(linalg::LinalgOp op,
+                                         ArrayRef<Value> dys,
+                                         ArrayRef<Operation *> combiners,
+                                         tensor::ExtractOp extract) {
+  Block *body = op.getBlock();
+  if (!combiners.empty() || op.getNumDpsInits() != 1 || !dys[0] ||
+      body->getTerminator()->getOperand(0) != extract.getResult())
+    return {};
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  unsigned numLoops = op.getNumLoops(), vocabLoop = numLoops;
+  auto tableType = cast<RankedTensorType>(extract.getTensor().getType());
+  // The table's map over the op's loops and one more for its rows.
+  SmallVector<AffineExpr> tableExprs;
+  llvm::SmallDenseSet<unsigned> tableLoops;
+  std::optional<int64_t> rowDim;
+  BlockArgument ids;
+  for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
+    if (auto indexOp = index.getDefiningOp<linalg::IndexOp>()) {
+      if (!tableLoops.insert(indexOp.getDim()).second)
+        return {};
+      tableExprs.push_back(getAffineDimExpr(indexOp.getDim(), ctx));
+      continue;
+    }
+    auto cast = index.getDefiningOp<arith::IndexCastOp>();
+    auto arg = cast ? dyn_cast<BlockArgument>(cast.getIn()) : nullptr;
+    if (rowDim || !arg || arg.getOwner() != body ||
+        arg.getArgNumber() >= op.getNumDpsInputs())
+      return {};
+    rowDim = dim;
+    ids = arg;
+    tableExprs.push_back(getAffineDimExpr(vocabLoop, ctx));
+  }
+  if (!rowDim || tableType.isDynamicDim(*rowDim))
+    return {};
+  AffineMap idsMap =
+      op.getMatchingIndexingMap(op.getDpsInputOperand(ids.getArgNumber()));
+  if (!idsMap.isProjectedPermutation() ||
+      llvm::any_of(idsMap.getResults(), [&](AffineExpr expr) {
+        return tableLoops.contains(cast<AffineDimExpr>(expr).getPosition());
+      }))
+    return {};
+  Value idsTensor = op.getDpsInputOperand(ids.getArgNumber())->get();
+  auto idsType = cast<RankedTensorType>(idsTensor.getType());
+  Type element = tableType.getElementType();
+
+  // onehot[i..., v] = ids[i...] == v.
+  unsigned idsRank = idsType.getRank();
+  SmallVector<int64_t> oneHotShape(idsType.getShape());
+  oneHotShape.push_back(tableType.getDimSize(*rowDim));
+  auto oneHotType = RankedTensorType::get(oneHotShape, element);
+  SmallVector<AffineMap> oneHotMaps = {
+      AffineMap::getMultiDimIdentityMap(idsRank + 1, ctx)
+          .getMajorSubMap(idsRank),
+      AffineMap::getMultiDimIdentityMap(idsRank + 1, ctx)};
+  Value oneHot =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{oneHotType}, ValueRange{idsTensor},
+          ValueRange{tensor::EmptyOp::create(b, loc, oneHotShape, element)},
+          oneHotMaps,
+          SmallVector<utils::IteratorType>(idsRank + 1,
+                                           utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+            Value id = arith::IndexCastOp::create(nb, bodyLoc,
+                                                  nb.getIndexType(), args[0]);
+            Value row = linalg::IndexOp::create(nb, bodyLoc, idsRank);
+            Value same = arith::CmpIOp::create(
+                nb, bodyLoc, arith::CmpIPredicate::eq, id, row);
+            Value one = getConstant(nb, bodyLoc, element, 1);
+            Value zero = getConstant(nb, bodyLoc, element, 0);
+            linalg::YieldOp::create(nb, bodyLoc,
+                                    ValueRange{arith::SelectOp::create(
+                                        nb, bodyLoc, same, one, zero)});
+          })
+          .getResult(0);
+
+  // dtable[..., v, ...] += onehot[i..., v] * dy[...] over the op's loops.
+  SmallVector<AffineExpr> oneHotExprs(idsMap.getResults());
+  oneHotExprs.push_back(getAffineDimExpr(vocabLoop, ctx));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(numLoops + 1, 0, oneHotExprs, ctx),
+      AffineMap::get(
+          numLoops + 1, 0,
+          op.getIndexingMapMatchingResult(op->getResult(0)).getResults(), ctx),
+      AffineMap::get(numLoops + 1, 0, tableExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(numLoops + 1,
+                                             utils::IteratorType::reduction);
+  iterators[vocabLoop] = utils::IteratorType::parallel;
+  for (unsigned loop : tableLoops)
+    iterators[loop] = utils::IteratorType::parallel;
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{tableType}, ValueRange{oneHot, dys[0]},
+             ValueRange{createFilledTensor(b, loc, tableType, 0)}, maps,
+             iterators,
+             [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+               Value product =
+                   arith::MulFOp::create(nb, bodyLoc, args[0], args[1]);
+               linalg::YieldOp::create(nb, bodyLoc,
+                                       ValueRange{arith::AddFOp::create(
+                                           nb, bodyLoc, args[2], product)});
+             })
+      .getResult(0);
 }
 
 Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,

@@ -40,16 +40,22 @@ func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
 // -----
 
 // Integer tokens make the loss a cross-entropy against integer labels;
-// the embedding's gradient is a one-hot contraction over its rows.
+// the embedding's gradient is the matrix product of the tokens' one-hot
+// [2, 3, 5] with the lookup's adjoint, summed over the tokens.
 // CHECK-LABEL: func.func @lm_train_step(
 // CHECK-SAME: %{{.*}}: tensor<2x3xi64> {sbp.name = "labels"})
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK: arith.maximumf
 // CHECK: math.exp
 // CHECK: math.log
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction", "parallel", "parallel"]
-// CHECK: linalg.index 3
+// CHECK: %[[ONEHOT:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<2x3xi64>) outs(%{{.*}} : tensor<2x3x5xf32>)
+// CHECK: linalg.index 2
 // CHECK: arith.cmpi eq
+// CHECK: arith.select
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction", "parallel", "parallel"]} ins(%[[ONEHOT]], %{{.*}} : tensor<2x3x5xf32>, tensor<2x3x4xf32>) outs(%{{.*}} : tensor<5x4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT: arith.addf %[[OUT]], %[[P]] : f32
 #tok = affine_map<(b, s, d) -> (b, s)>
 #out = affine_map<(b, s, d) -> (b, s, d)>
 func.func @lm(%ids: tensor<2x3xi64>, %table: tensor<5x4xf32>) -> tensor<2x3x4xf32> {
