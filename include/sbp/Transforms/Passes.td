@@ -209,8 +209,9 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     Gradients are built by reverse-mode differentiation of the body:
     structured ops from their indexing maps and payload (the gradient of an
     input is a structured op over the same loops, its unused loops reduced;
-    a tensor read inside a payload, an embedding, gets a one-hot
-    contraction), explicit rules for element-wise arith and math ops on
+    a tensor read inside a payload gets a one-hot contraction, a plain
+    gather such as an embedding the matrix product of the ids' one-hot with
+    the result's adjoint), explicit rules for element-wise arith and math ops on
     tensors, `tensor.expand_shape`, `collapse_shape`, `extract_slice`,
     `insert_slice`, `concat` and `cast`, and `scf.for`, whose carried
     values are saved per iteration and whose body is recomputed in the
