@@ -8,7 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "sbp/Transforms/Autodiff.h"
@@ -547,6 +550,80 @@ OptimizerSpec mlir::sbp::getOptimizerSpec(func::FuncOp step) {
   return spec;
 }
 
+namespace {
+
+/// Whether `offset` differs in every iteration of `loop`: its induction
+/// variable, plus or minus a constant.
+bool isDistinctPerIteration(Value offset, scf::ForOp loop) {
+  Value iv = loop.getInductionVar();
+  if (offset == iv)
+    return true;
+  Operation *op = offset.getDefiningOp();
+  if (!isa_and_nonnull<arith::AddIOp, arith::SubIOp>(op))
+    return false;
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  return (lhs == iv && matchPattern(rhs, m_Constant())) ||
+         (rhs == iv && matchPattern(lhs, m_Constant()));
+}
+
+/// In a loop whose iterations each add into their own row of a carried
+/// tensor that starts as zeros (`acc[i] = acc[i] + g`, a backward loop's
+/// gradient of stacked weights), the row still holds zeros when it is
+/// added to: inserts `g` as it is, saving a read of the row and an add.
+struct InsertIntoZeroRow : OpRewritePattern<tensor::InsertSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::InsertSliceOp insert,
+                                PatternRewriter &rewriter) const override {
+    auto acc = dyn_cast<BlockArgument>(insert.getDest());
+    auto loop = acc ? dyn_cast<scf::ForOp>(acc.getOwner()->getParentOp())
+                    : scf::ForOp();
+    if (!loop || acc.getArgNumber() == 0)
+      return failure();
+    auto add = insert.getSource().getDefiningOp<arith::AddFOp>();
+    if (!add)
+      return failure();
+    unsigned which = 0;
+    auto row = add.getLhs().getDefiningOp<tensor::ExtractSliceOp>();
+    if (!row || row.getSource() != acc) {
+      row = add.getRhs().getDefiningOp<tensor::ExtractSliceOp>();
+      which = 1;
+    }
+    if (!row || row.getSource() != acc ||
+        row.getOffsets() != insert.getOffsets() ||
+        row.getSizes() != insert.getSizes() ||
+        row.getStrides() != insert.getStrides() ||
+        row.getStaticOffsets() != insert.getStaticOffsets() ||
+        row.getStaticSizes() != insert.getStaticSizes() ||
+        row.getStaticStrides() != insert.getStaticStrides())
+      return failure();
+    // One row per iteration, each iteration its own: a dimension of size
+    // 1 at an offset that differs per iteration.
+    bool ownRow = false;
+    for (auto [offset, size] :
+         llvm::zip(insert.getMixedOffsets(), insert.getStaticSizes()))
+      if (auto value = dyn_cast<Value>(offset))
+        ownRow |= size == 1 && isDistinctPerIteration(value, loop);
+    // Nothing else reads or writes the carried tensor, which the insert
+    // hands to the next iteration and which starts as zeros.
+    unsigned carried = acc.getArgNumber() - 1;
+    auto fill = loop.getInitArgs()[carried].getDefiningOp<linalg::FillOp>();
+    if (!ownRow || !fill || !matchPattern(fill.value(), m_AnyZeroFloat()) ||
+        loop.getBody()->getTerminator()->getOperand(carried) !=
+            insert.getResult() ||
+        llvm::any_of(acc.getUsers(), [&](Operation *user) {
+          return user != row && user != insert;
+        }))
+      return failure();
+    rewriter.modifyOpInPlace(insert, [&] {
+      insert.getSourceMutable().assign(add->getOperand(1 - which));
+    });
+    return success();
+  }
+};
+
+} // namespace
+
 LogicalResult mlir::sbp::simplifyGradients(func::FuncOp func) {
   // The backward pass recomputes payloads whole and reads every forward
   // operand: drop what its ops do not use (an unused operand would still
@@ -554,6 +631,7 @@ LogicalResult mlir::sbp::simplifyGradients(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+  patterns.add<InsertIntoZeroRow>(ctx);
   for (Dialect *dialect : ctx->getLoadedDialects())
     dialect->getCanonicalizationPatterns(patterns);
   for (RegisteredOperationName op : ctx->getRegisteredOperations())

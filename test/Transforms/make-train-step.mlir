@@ -97,3 +97,31 @@ func.func @layers(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<1xf32> {
   %s = tensor.extract_slice %r[0, 0] [1, 1] [1, 1] : tensor<4x8xf32> to tensor<1xf32>
   return %s : tensor<1xf32>
 }
+
+// -----
+
+// Each iteration of the backward loop writes its layer's gradient into its
+// own row of the stacked weights' gradient, which starts as zeros: the row
+// is inserted as it is, not read back and added to.
+// CHECK-LABEL: func.func @stacked_train_step(
+// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<2x8x8xf32>
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[ACC:.*]] = %[[ZERO]])
+// CHECK-NOT: tensor.extract_slice %[[ACC]]
+// CHECK: %[[ROW:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<8x8xf32>)
+// CHECK-NOT: tensor.extract_slice %[[ACC]]
+// CHECK: tensor.insert_slice %[[ROW]] into %[[ACC]][%{{.*}}, 0, 0] [1, 8, 8]
+func.func @stacked(%x: tensor<4x8xf32>, %stack: tensor<2x8x8xf32>) -> tensor<4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%h = %x) -> (tensor<4x8xf32>) {
+    %w = tensor.extract_slice %stack[%i, 0, 0] [1, 8, 8] [1, 1, 1] : tensor<2x8x8xf32> to tensor<8x8xf32>
+    %e = tensor.empty() : tensor<4x8xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %y = linalg.matmul ins(%h, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %t = math.tanh %y : tensor<4x8xf32>
+    scf.yield %t : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
