@@ -196,7 +196,8 @@ double CostModel::getLocalBytes(RankedTensorType type, NdSbpAttr layout) const {
 OpWork CostModel::getOpWork(Operation *op,
                             const NdSbpSignature &signature) const {
   OpWork work;
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (linalgOp)
     work = getLinalgWork(linalgOp, signature, meshShape,
                          cluster.hostCores.has_value());
   double resultBytes = 0;
@@ -204,7 +205,7 @@ OpWork CostModel::getOpWork(Operation *op,
     if (auto type = dyn_cast<RankedTensorType>(result.getType())) {
       resultBytes +=
           getLocalBytes(type, signature.results[result.getResultNumber()]);
-      if (!isa<linalg::LinalgOp>(op))
+      if (!linalgOp)
         work.elementType = getTypeName(type);
     }
   if (movesNoData(op))
@@ -223,7 +224,6 @@ OpWork CostModel::getOpWork(Operation *op,
     return work;
   }
   work.bytes = resultBytes;
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   for (OpOperand &operand : op->getOpOperands()) {
     // An output whose old contents the payload never reads (a fill, an
     // element-wise op into `tensor.empty`) is written, not read.
@@ -235,7 +235,7 @@ OpWork CostModel::getOpWork(Operation *op,
           getLocalBytes(type, signature.operands[operand.getOperandNumber()]);
   }
   // Element-wise arith and math on tensors: one operation per element.
-  if (!isa<linalg::LinalgOp>(op) && op->hasTrait<OpTrait::Elementwise>() &&
+  if (!linalgOp && op->hasTrait<OpTrait::Elementwise>() &&
       op->getNumResults() == 1)
     work.flops =
         resultBytes / std::max<int64_t>(1, getElementBytes(getElementTypeOrSelf(

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/CSE.h"
@@ -590,12 +591,7 @@ struct InsertIntoZeroRow : OpRewritePattern<tensor::InsertSliceOp> {
       which = 1;
     }
     if (!row || row.getSource() != acc ||
-        row.getOffsets() != insert.getOffsets() ||
-        row.getSizes() != insert.getSizes() ||
-        row.getStrides() != insert.getStrides() ||
-        row.getStaticOffsets() != insert.getStaticOffsets() ||
-        row.getStaticSizes() != insert.getStaticSizes() ||
-        row.getStaticStrides() != insert.getStaticStrides())
+        !row.isSameAs(insert, isEqualConstantIntOrValue))
       return failure();
     // One row per iteration, each iteration its own: a dimension of size
     // 1 at an offset that differs per iteration.
