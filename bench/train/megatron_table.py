@@ -16,13 +16,11 @@ For rows with pipeline parallelism (p > 1) the search also runs with the
 paper's stage count and micro-batches (`pipeline-stages=p
 micro-batches=batch/d`: it chooses the cuts and every stage's layouts),
 and the search's plan is the faster of the two. The paper's
-configuration is priced from one stage: the last (l/p layers and
-the logits), a training step of the whole batch on its [d, t] mesh
-(d = GPUs / (t p)) under the "data x tensor parallel" reference, without
-a memory limit (it keeps every micro-batch's layer inputs where 1F1B keeps
-p); the step is that stage's time times (m + p - 1) / m, the 1F1B bubble
-with micro-batches of one sequence (m = batch / d), plus 2 (p - 1) sends
-of one sequence's activations over the inter-node link.
+configuration is then the pipeline report's "data x tensor parallel"
+reference: the same p stages and micro-batches, l/p layers a stage (the
+embedding in the first, the logits in the last), every stage in
+Megatron-LM's layouts on its [d, t] mesh, priced by the same pipeline
+model (1F1B simulated per micro-batch, sends of each device's shard).
 
 Usage: bench/train/megatron_table.py [--build build] [--rows 1,2,3]
        [--time-limit 120] [--keep DIR]
@@ -53,8 +51,6 @@ ROWS = [
     (1008, 160, 25600, 128, 8, 64, 3072, 3072, 163),
 ]
 SEQ, VOCAB = 2048, 51200
-# Bytes per second of the dgx-a100 preset's inter-node link, per GPU.
-INTER_NODE_BANDWIDTH = 25e9
 
 
 def flops(batch, layers, hidden):
@@ -197,22 +193,13 @@ def main():
                 priced = f"- ({' '.join(error)})"
         paper_step = reference["step_time_s"] if reference else None
         if p > 1:
-            d = gpus // (t * p)
-            stage = make_step(f"row{index}-stage", hidden, heads, batch,
-                              layers // p)
-            stage_entry, more, error = search(
-                opt, stage, f"dgx-a100-8x{d * t // 8}", f"{d}x{t}",
-                os.path.join(work, f"row{index}-stage.json"),
-                opts.time_limit, limit="1024TiB")
-            seconds += more
-            if stage_entry:
-                m = batch // d
-                send = SEQ * hidden * 2 / INTER_NODE_BANDWIDTH
-                paper_step = (stage_entry["references"]
-                              ["data x tensor parallel"]["step_time_s"] *
-                              (m + p - 1) / m + 2 * (p - 1) * send)
-            else:
-                priced = f"- ({' '.join(error)})"
+            # Megatron-LM's pipeline of the same stages and micro-batches,
+            # priced by the same model (the pipeline report's reference).
+            ref = (pipeline or {}).get("references", {}).get(
+                "data x tensor parallel")
+            paper_step = ref["step_time_s"] if ref else None
+            if not ref:
+                priced = "- (no reference pipeline)"
         if paper_step:
             priced_tflops = total / gpus / paper_step / 1e12
             priced = (f"{priced_tflops:.0f} ({priced_tflops / paper:.2f})" +

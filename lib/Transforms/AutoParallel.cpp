@@ -76,42 +76,6 @@ priceReferences(const SearchProblem &problem, double timeLimit) {
     return node.isParameter ? splitsEverywhere(node.layouts[s])
                             : isB(node.layouts[s]);
   };
-  // Megatron-LM's layout on a mesh of several axes: data parallel over the
-  // first, tensor parallel over the others, and every op reads parameters
-  // in such a layout (never gathered, as Megatron's weights never are).
-  auto byAxis = [](NdSbpAttr layout, auto first, auto others) {
-    if (!layout)
-      return false;
-    ArrayRef<SbpEntry> entries = layout.getEntries();
-    return first(entries.front()) && llvm::all_of(entries.drop_front(), others);
-  };
-  DenseSet<Value> parameters;
-  Block &entry = problem.getFunction().getFunctionBody().front();
-  for (const SearchProblem::Node &node : problem.getNodes())
-    if (node.kind == Kind::Argument && node.isParameter)
-      parameters.insert(entry.getArgument(node.index));
-  auto readsParameter = [&](Value value) {
-    while (Operation *op = value.getDefiningOp()) {
-      if (!isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
-               tensor::ExpandShapeOp, tensor::CastOp>(op))
-        return false;
-      value = op->getOperand(0);
-    }
-    return parameters.contains(value);
-  };
-  Allow dataTensorParallel = [&](const SearchProblem::Node &node, unsigned s) {
-    if (node.kind == Kind::Argument)
-      return node.isParameter
-                 ? byAxis(node.layouts[s], isBroadcast, isSplit)
-                 : byAxis(node.layouts[s], isBatchSplit, isBroadcast);
-    if (node.kind != Kind::Op)
-      return true;
-    for (auto [operand, layout] :
-         llvm::zip(node.op->getOperands(), node.signatures[s].operands))
-      if (readsParameter(operand) && !byAxis(layout, isBroadcast, isSplit))
-        return false;
-    return true;
-  };
   SmallVector<std::pair<std::string, PlanCost>> references = {
       {"data parallel", solvePlan(problem, 0, dataParallel, timeLimit).cost},
       {"tensor parallel",
@@ -120,7 +84,8 @@ priceReferences(const SearchProblem &problem, double timeLimit) {
   if (problem.getMeshShape().size() > 1)
     references.push_back(
         {"data x tensor parallel",
-         solvePlan(problem, 0, dataTensorParallel, timeLimit).cost});
+         solvePlan(problem, 0, getDataTensorParallel(problem), timeLimit)
+             .cost});
   return references;
 }
 
@@ -361,6 +326,12 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
   progress(func.getName(),
            llvm::formatv("{0} stages, {1} micro-batches: {2:F3} ms per step",
                          plan.stages, plan.microBatches, plan.stepTime * 1e3));
+  // Megatron-LM's pipeline, priced before the stages replace the step.
+  FailureOr<PipelinePlan> reference = failure();
+  if (!report.empty()) {
+    progress(func.getName(), "pricing the reference pipeline");
+    reference = priceReferencePipeline(func, cluster, plan, options);
+  }
   if (failed(applyPipelinePlan(
           func, plan, cluster, options,
           [&](func::FuncOp stage, const SearchProblem &problem,
@@ -374,7 +345,8 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
   // The stages run on their sub-mesh; a whole mesh made for them goes.
   if (createdMesh && SymbolTable::symbolKnownUseEmpty(mesh, module))
     mesh.erase();
-  writer.setPipeline(plan, single);
+  writer.setPipeline(plan, single,
+                     succeeded(reference) ? &*reference : nullptr);
   if (!timeline.empty() && failed(writeTimelineSvg(timeline, plan)))
     return module.emitError()
            << "sbp-auto-parallel: cannot write timeline=" << timeline;

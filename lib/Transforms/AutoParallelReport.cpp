@@ -145,7 +145,8 @@ void AutoParallelReport::setRecomputation(int64_t segments, int64_t of,
 }
 
 void AutoParallelReport::setPipeline(const PipelinePlan &plan,
-                                     double singleStepTime) {
+                                     double singleStepTime,
+                                     const PipelinePlan *reference) {
   json stages = json::array();
   // A training stage's functions come as forward, backward, update.
   size_t perStage = plan.training ? 3 : 1;
@@ -181,6 +182,26 @@ void AutoParallelReport::setPipeline(const PipelinePlan &plan,
        std::isfinite(singleStepTime) ? json(singleStepTime) : json()},
       {"stage_plans_priced", plan.candidates},
       {"per_stage", stages}};
+  if (!reference)
+    return;
+  json cuts = json::array({0});
+  for (int64_t cut : reference->cuts)
+    cuts.push_back(cut);
+  impl->root["pipeline"]["references"]["data x tensor parallel"] = {
+      {"step_time_s", reference->stepTime},
+      {"bubble", reference->bubble},
+      {"first_ops", cuts},
+      {"stage_times_s", json::array()},
+      {"memory_bytes", std::vector<double>(reference->memory.begin(),
+                                           reference->memory.end())}};
+  json &times =
+      impl->root["pipeline"]["references"]["data x tensor parallel"]
+                ["stage_times_s"];
+  for (auto [s, stage] : llvm::enumerate(reference->times))
+    times.push_back({{"forward_s", stage.forward},
+                     {"backward_s", stage.backward},
+                     {"update_s", reference->updates[s]},
+                     {"send_s", stage.send}});
 }
 
 LogicalResult AutoParallelReport::write(StringRef path) const {
@@ -235,6 +256,13 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
       os << ms(stage["send_s"].get<double>()) << " | "
          << mib(stage["memory_bytes"].get<double>()) << " |\n";
     }
+    if (pipe.contains("references"))
+      for (auto &[name, ref] : pipe["references"].items())
+        os << "\nReference `" << name << "`, as many stages of even layers: "
+           << "predicted step " << ms(ref["step_time_s"].get<double>())
+           << " ms, bubble "
+           << llvm::formatv("{0:F1}", ref["bubble"].get<double>() * 100)
+           << "%.\n";
   }
   for (const json &func : root["functions"]) {
     const json &search = func["search"];

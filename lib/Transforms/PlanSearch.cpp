@@ -7,9 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "sbp/Transforms/SearchProblem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <cmath>
+#include <memory>
 
 using namespace mlir;
 using namespace mlir::sbp;
@@ -33,6 +35,66 @@ Plan sbp::solvePlan(
     plan.states.push_back(states[node][state]);
   plan.cost = problem.evaluate(plan.states);
   return plan;
+}
+
+Allow sbp::getDataTensorParallel(
+    const SearchProblem &problem, unsigned firstAxis,
+    std::function<std::optional<bool>(unsigned)> isParameter) {
+  using Kind = SearchProblem::NodeKind;
+  Block &entry = problem.getFunction().getFunctionBody().front();
+  if (!isParameter) {
+    auto roles = std::make_shared<DenseMap<unsigned, bool>>();
+    for (const SearchProblem::Node &node : problem.getNodes())
+      if (node.kind == Kind::Argument)
+        (*roles)[node.index] = node.isParameter;
+    isParameter = [roles](unsigned i) -> std::optional<bool> {
+      return roles->lookup(i);
+    };
+  }
+  auto parameters = std::make_shared<DenseSet<Value>>();
+  for (BlockArgument arg : entry.getArguments())
+    if (isParameter(arg.getArgNumber()).value_or(false))
+      parameters->insert(arg);
+  auto readsParameter = [parameters](Value value) {
+    while (Operation *op = value.getDefiningOp()) {
+      if (!isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
+               tensor::ExpandShapeOp, tensor::CastOp>(op))
+        return false;
+      value = op->getOperand(0);
+    }
+    return parameters->contains(value);
+  };
+  // The first of the axes one way, the others another; on an axis of one
+  // device `B` is every layout (the search enumerates no other there).
+  SmallVector<int64_t> shape(problem.getMeshShape());
+  auto byAxis = [firstAxis, shape](NdSbpAttr layout, auto first, auto others) {
+    if (!layout || layout.getEntries().size() <= firstAxis)
+      return false;
+    for (auto [axis, entry] : llvm::enumerate(layout.getEntries()))
+      if (axis >= firstAxis && !(shape[axis] == 1 && entry.isBroadcast()) &&
+          !(axis == firstAxis ? first(entry) : others(entry)))
+        return false;
+    return true;
+  };
+  auto isBroadcast = [](SbpEntry e) { return e.isBroadcast(); };
+  auto isSplit = [](SbpEntry e) { return e.isSplit(); };
+  auto isBatchSplit = [](SbpEntry e) { return e.isSplit() && !e.getDim(); };
+  return [=](const SearchProblem::Node &node, unsigned s) {
+    if (node.kind == Kind::Argument) {
+      std::optional<bool> parameter = isParameter(node.index);
+      if (!parameter)
+        return true;
+      return *parameter ? byAxis(node.layouts[s], isBroadcast, isSplit)
+                        : byAxis(node.layouts[s], isBatchSplit, isBroadcast);
+    }
+    if (node.kind != Kind::Op)
+      return true;
+    for (auto [operand, layout] :
+         llvm::zip(node.op->getOperands(), node.signatures[s].operands))
+      if (readsParameter(operand) && !byAxis(layout, isBroadcast, isSplit))
+        return false;
+    return true;
+  };
 }
 
 FailureOr<Plan>

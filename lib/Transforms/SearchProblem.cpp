@@ -26,9 +26,11 @@ SmallVector<NdSbpAttr> enumerateLayouts(RankedTensorType type, MeshOp mesh,
     SmallVector<SmallVector<SbpEntry>> next;
     for (const SmallVector<SbpEntry> &prefix : layouts) {
       SmallVector<SbpEntry> choices = {SbpEntry::broadcast()};
-      for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      // On an axis of one device every entry is the same layout: `B`
+      // alone keeps the states few.
+      for (int64_t dim = 0; dim < type.getRank() && meshShape[axis] > 1; ++dim)
         choices.push_back(SbpEntry::split(dim));
-      if (partial)
+      if (partial && meshShape[axis] > 1)
         choices.push_back(SbpEntry::partial());
       for (SbpEntry entry : choices) {
         SmallVector<SbpEntry> layout(prefix);
@@ -198,6 +200,22 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
           if (failed(candidates))
             return WalkResult::interrupt();
           node.signatures = std::move(*candidates);
+          // As for layouts: `B` alone on axes of one device, unless the
+          // op has no such signature (one recorded by hand).
+          auto onUnitAxes = [&](NdSbpAttr layout) {
+            return layout &&
+                   llvm::any_of(llvm::enumerate(layout.getEntries()),
+                                [&](auto entry) {
+                                  return mesh.getShape()[entry.index()] == 1 &&
+                                         !entry.value().isBroadcast();
+                                });
+          };
+          auto redundant = [&](const NdSbpSignature &signature) {
+            return llvm::any_of(signature.operands, onUnitAxes) ||
+                   llvm::any_of(signature.results, onUnitAxes);
+          };
+          if (!llvm::all_of(node.signatures, redundant))
+            llvm::erase_if(node.signatures, redundant);
           if (!key.empty())
             signatureCache.try_emplace(std::move(key), node.signatures);
         }

@@ -134,6 +134,26 @@ bool allowWithinStage(const SearchProblem::Node &node, unsigned state) {
          llvm::all_of(signature.results, isWithinStage);
 }
 
+/// Megatron-LM's layouts (getDataTensorParallel) on the axes of a stage
+/// mesh after the stages': the stage function's inputs that `batching`
+/// cuts along dimension 0 are batches, its other inputs are parameters or
+/// optimizer state; what it receives from other stages or saved for its
+/// backward is free.
+Allow getStageReference(func::FuncOp func, const SearchProblem &problem,
+                        const MicroBatching &batching) {
+  auto roles = [func, dims = batching.argDims](
+                   unsigned i) mutable -> std::optional<bool> {
+    int64_t input = getSourceField(func, i, "input");
+    if (input < 0 || dims[input] > 0)
+      return std::nullopt;
+    return dims[input] < 0;
+  };
+  Allow reference = getDataTensorParallel(problem, 1, roles);
+  return [reference](const SearchProblem::Node &node, unsigned state) {
+    return allowWithinStage(node, state) && reference(node, state);
+  };
+}
+
 /// A stage function's search and the plan it chose.
 struct StageSearch {
   SearchProblem problem;
@@ -142,11 +162,13 @@ struct StageSearch {
 
 /// Searches the stage function `func` on `mesh` within `limit` bytes per
 /// device (its first `tied` arguments come back as its first results; those
-/// from `partialFrom` on may be partial sums) and records the layouts. Fails
-/// quietly, with the least memory a plan needs in `leastMemory`.
+/// from `partialFrom` on may be partial sums) and records the layouts; in
+/// Megatron-LM's layouts when `reference` (the micro-batching) is given.
+/// Fails quietly, with the least memory a plan needs in `leastMemory`.
 FailureOr<StageSearch> searchStage(func::FuncOp func, MeshOp mesh,
                                    const CostModel &model, double limit,
                                    double timeLimit, double &leastMemory,
+                                   const MicroBatching *reference,
                                    int64_t tied = 0,
                                    unsigned partialFrom = ~0u) {
   FailureOr<SearchProblem> problem =
@@ -155,7 +177,8 @@ FailureOr<StageSearch> searchStage(func::FuncOp func, MeshOp mesh,
     return failure();
   FailureOr<Plan> plan = searchWithinMemory(
       *problem, limit, timeLimit, leastMemory, [](const Twine &) {},
-      allowWithinStage);
+      reference ? getStageReference(func, *problem, *reference)
+                : Allow(allowWithinStage));
   if (failed(plan))
     return failure();
   problem->record(plan->states);
@@ -267,15 +290,15 @@ using OnSearched = function_ref<LogicalResult(
 /// layouts (its optimizer state is free: ZeRO-style sharding) and takes
 /// the summed gradients as the backward returns them: possibly partial
 /// sums, which the runtime adds up over micro-batches so that the update
-/// reduces them once per step. Fails quietly when
-/// no plan fits, with the least memory one needed in `leastMemory`.
-FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
-                                         ArrayRef<func::FuncOp> backward,
-                                         ArrayRef<func::FuncOp> update,
-                                         int64_t k, MeshOp mesh,
-                                         const CostModel &model, double limit,
-                                         double timeLimit, double &leastMemory,
-                                         OnSearched onSearched) {
+/// reduces them once per step. `reference` as for searchStage. Fails
+/// quietly when no plan fits, with the least memory one needed in
+/// `leastMemory`.
+FailureOr<RangeCost> searchTrainingStage(
+    ArrayRef<func::FuncOp> forward, ArrayRef<func::FuncOp> backward,
+    ArrayRef<func::FuncOp> update, int64_t k, MeshOp mesh,
+    const CostModel &model, double limit, double timeLimit,
+    double &leastMemory, const MicroBatching *reference,
+    OnSearched onSearched) {
   func::FuncOp fwd = forward[k], back = backward[k], apply = update[k];
   // Per function (forward, backward, update): its search, whose layouts
   // are recorded at once for the next function to read.
@@ -288,8 +311,9 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
   auto search = [&](unsigned slot, func::FuncOp func, int64_t tied,
                     double within,
                     unsigned partialFrom = ~0u) -> FailureOr<PlanCost> {
-    FailureOr<StageSearch> stage = searchStage(
-        func, mesh, model, within, timeLimit, leastMemory, tied, partialFrom);
+    FailureOr<StageSearch> stage =
+        searchStage(func, mesh, model, within, timeLimit, leastMemory,
+                    reference, tied, partialFrom);
     if (failed(stage))
       return failure();
     PlanCost cost = stage->plan.cost;
@@ -421,12 +445,14 @@ FailureOr<RangeCost> searchTrainingStage(ArrayRef<func::FuncOp> forward,
 
 /// Prices layer units [begin, end) (getLayerUnits) of the micro-batched
 /// `base` as a stage: a copy cut there, outlined and searched on `mesh`
-/// under `model`. A training step's loss function (`train`) is priced with
-/// the stage's backward and update.
+/// under `model` (in Megatron-LM's layouts when `reference`). A training
+/// step's loss function (`train`) is priced with the stage's backward and
+/// update.
 RangeCost priceRange(func::FuncOp base, int64_t begin, int64_t end,
                      const MicroBatching &batching, MeshOp mesh,
                      const CostModel &model, double limit, double timeLimit,
-                     const Training *train) {
+                     const Training *train, bool reference) {
+  const MicroBatching *constrain = reference ? &batching : nullptr;
   OpBuilder builder(base);
   builder.setInsertionPointAfter(base);
   auto func = cast<func::FuncOp>(builder.clone(*base));
@@ -448,7 +474,8 @@ RangeCost priceRange(func::FuncOp base, int64_t begin, int64_t end,
                                         /*only=*/1))) {
       FailureOr<RangeCost> searched = searchTrainingStage(
           forward, backward, update, 1, mesh, model, limit, timeLimit,
-          leastMemory, [](func::FuncOp, const SearchProblem &, const Plan &) {
+          leastMemory, constrain,
+          [](func::FuncOp, const SearchProblem &, const Plan &) {
             return success();
           });
       if (succeeded(searched)) {
@@ -463,7 +490,8 @@ RangeCost priceRange(func::FuncOp base, int64_t begin, int64_t end,
   } else {
     forward.assign(stages->begin(), stages->end());
     if (FailureOr<StageSearch> stage =
-            searchStage(forward[1], mesh, model, limit, timeLimit, leastMemory);
+            searchStage(forward[1], mesh, model, limit, timeLimit, leastMemory,
+                        constrain);
         succeeded(stage)) {
       const PlanCost &plan = stage->plan.cost;
       cost.time = plan.stepTime();
@@ -512,6 +540,72 @@ SmallVector<SmallVector<int64_t>> getPipelineMeshes(ArrayRef<int64_t> mesh) {
       meshes.push_back(shape);
     }
   return meshes;
+}
+
+/// The layer units of a micro-batched function (getLayerUnits): the op
+/// each belongs to, its work, and the bytes crossing a cut before each
+/// (and after the last).
+struct Units {
+  SmallVector<int64_t> owner;
+  SmallVector<double> work, crossing;
+};
+
+/// Stages are cut between layer units: ops, or the layers of a loop over
+/// layers, whose per-layer copy gives the bytes crossing each cut.
+Units getUnits(func::FuncOp func) {
+  Units units;
+  for (auto [i, layers] : llvm::enumerate(getLayerUnits(func)))
+    units.owner.append(layers, i);
+  auto perLayer = cast<func::FuncOp>(func->clone());
+  func->getBlock()->push_back(perLayer);
+  assignStagesAtUnits(perLayer,
+                      llvm::to_vector(llvm::seq<int64_t>(
+                          1, static_cast<int64_t>(units.owner.size()))));
+  SmallVector<Operation *> ops = getPlaceableOps(perLayer);
+  units.crossing = getCrossingBytes(perLayer, ops);
+  for (Operation *op : ops)
+    units.work.push_back(getIterationWork(op));
+  perLayer.erase();
+  return units;
+}
+
+/// Ranges of units [begin, end) of the same ops and as many layers of the
+/// same loops, with as many bytes crossing their ends, are one stage
+/// function but for the rows of the stacked weights it takes: one key.
+std::vector<double> getRangeKey(const Units &units, int64_t begin,
+                                int64_t end, double limit) {
+  int64_t n = units.owner.size();
+  std::vector<double> key = {double(begin == 0), double(end == n),
+                             units.crossing[begin], units.crossing[end],
+                             limit};
+  key.insert(key.end(), units.owner.begin() + begin,
+             units.owner.begin() + end);
+  return key;
+}
+
+/// Fills in `plan`'s per-stage figures from what its stages cost and send
+/// and simulates its schedule.
+void finishPlan(PipelinePlan &plan, ArrayRef<RangeCost> ranges,
+                ArrayRef<double> sends) {
+  int64_t k = plan.stages;
+  for (auto [s, range] : llvm::enumerate(ranges)) {
+    StageTimes times;
+    times.forward = range.time;
+    times.backward = range.backward;
+    times.send = sends[s];
+    plan.times.push_back(times);
+    plan.updates.push_back(range.update);
+    plan.memory.push_back(
+        range.parameters +
+        getInFlight(plan.schedule, s, k, plan.microBatches) *
+            range.activations);
+  }
+  plan.timeline = ::sbp::runtime::simulateSchedule(
+      plan.schedule, plan.times, plan.microBatches, plan.training);
+  // The stages update their parameters at once after the last backward.
+  plan.stepTime = ::sbp::runtime::getMakespan(plan.timeline) +
+                  *llvm::max_element(plan.updates);
+  plan.bubble = ::sbp::runtime::getBubbleFraction(plan.timeline, k);
 }
 
 } // namespace
@@ -566,36 +660,16 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
         continue;
       }
     }
-    // Stages are cut between layer units: ops, or the layers of a loop over
-    // layers (its per-layer copy gives the bytes crossing each cut).
-    SmallVector<int64_t> units = getLayerUnits(copy);
-    // The op of `copy` each unit belongs to.
-    SmallVector<int64_t> owner;
-    for (auto [i, layers] : llvm::enumerate(units))
-      owner.append(layers, i);
-    SmallVector<double> crossing;
-    SmallVector<double> work;
-    {
-      auto perLayer = cast<func::FuncOp>(copy->clone());
-      scratch->push_back(perLayer);
-      assignStagesAtUnits(perLayer,
-                          llvm::to_vector(llvm::seq<int64_t>(
-                              1, static_cast<int64_t>(owner.size()))));
-      SmallVector<Operation *> ops = getPlaceableOps(perLayer);
-      crossing = getCrossingBytes(perLayer, ops);
-      for (Operation *op : ops)
-        work.push_back(getIterationWork(op));
-      perLayer.erase();
-    }
+    Units units = getUnits(copy);
     // The work before each unit.
     SmallVector<double> before = {0};
-    for (double each : work)
+    for (double each : units.work)
       before.push_back(before.back() + each);
     OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
     for (ArrayRef<int64_t> shape : meshes) {
       int64_t k = shape[0];
       SmallVector<int64_t> segments =
-          getSegments(work, crossing, std::max(baseSegments, 2 * k));
+          getSegments(units.work, units.crossing, std::max(baseSegments, 2 * k));
       int64_t numSegments = segments.size() - 1;
       if (k > numSegments)
         continue;
@@ -617,24 +691,19 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
         return j == i + 1 || before[segments[j]] - before[segments[i]] <=
                                  2 * before.back() / k;
       };
-      // Ranges of the same ops and as many layers of the same loops, with
-      // as many bytes crossing their ends, are one stage function but for
-      // the rows of the stacked weights it takes: priced once.
+      // Ranges of one key are priced once.
       std::map<std::vector<double>, RangeCost> known;
       // Every contiguous range of segments as a stage: priced within the
       // limit, and again within less where the activations the schedule
       // keeps would not fit (the stage search knows one micro-batch).
       auto price = [&](int64_t i, int64_t j, double limit) {
-        std::vector<double> key = {double(i == 0), double(j == numSegments),
-                                   crossing[segments[i]], crossing[segments[j]],
-                                   limit};
-        key.insert(key.end(), owner.begin() + segments[i],
-                   owner.begin() + segments[j]);
-        auto [it, inserted] = known.try_emplace(std::move(key));
+        auto [it, inserted] = known.try_emplace(
+            getRangeKey(units, segments[i], segments[j], limit));
         if (inserted) {
           it->second = priceRange(copy, segments[i], segments[j], batching,
                                   stageMesh, *full, limit, options.timeLimit,
-                                  train ? &*train : nullptr);
+                                  train ? &*train : nullptr,
+                                  /*reference=*/false);
           ++priced;
         }
         return it->second;
@@ -720,27 +789,15 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
         for (int64_t s = k, j = numSegments; s > 0; --s)
           bounds.push_back(j = from[s][j]);
         std::reverse(bounds.begin(), bounds.end());
+        SmallVector<RangeCost> ranges;
+        SmallVector<double> sends;
         for (int64_t s = 0; s < k; ++s) {
-          const RangeCost &range = cost(bounds[s], bounds[s + 1], s);
-          StageTimes times;
-          times.forward = range.time;
-          times.backward = range.backward;
-          times.send = send(range, bounds[s + 1]);
-          plan.times.push_back(times);
-          plan.updates.push_back(range.update);
-          plan.memory.push_back(range.parameters +
-                                getInFlight(options.schedule, s, k, count) *
-                                    range.activations);
+          ranges.push_back(cost(bounds[s], bounds[s + 1], s));
+          sends.push_back(send(ranges.back(), bounds[s + 1]));
           if (s > 0)
             plan.cuts.push_back(segments[bounds[s]]);
         }
-        plan.timeline = ::sbp::runtime::simulateSchedule(
-            options.schedule, plan.times, count, plan.training);
-        // The stages update their parameters at once after the last
-        // backward.
-        plan.stepTime = ::sbp::runtime::getMakespan(plan.timeline) +
-                        *llvm::max_element(plan.updates);
-        plan.bubble = ::sbp::runtime::getBubbleFraction(plan.timeline, k);
+        finishPlan(plan, ranges, sends);
         if (plan.training && plan.stepTime >= bestTime)
           continue;
         bestTime = plan.training ? plan.stepTime : time;
@@ -756,6 +813,92 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
            << " stages fits memory-limit (or the program has fewer layers "
               "than stages)";
   return best;
+}
+
+FailureOr<PipelinePlan> mlir::sbp::priceReferencePipeline(
+    func::FuncOp func, const Cluster &cluster, const PipelinePlan &like,
+    const PipelineSearchOptions &options) {
+  int64_t k = like.stages;
+  if (like.mesh.size() < 3)
+    return failure();
+  ScopedDiagnosticHandler quiet(func.getContext(),
+                                [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
+  auto copy = cast<func::FuncOp>(func->clone());
+  scratch->push_back(copy);
+  std::optional<Training> train = getTraining(func);
+  SmallVector<int64_t> batchArgs =
+      train ? getTrainBatchArgs(func) : getDefaultBatchArgs(func);
+  if (train)
+    reduceToLoss(copy);
+  MicroBatching batching;
+  if (failed(microBatch(copy, like.microBatches, batchArgs, batching)))
+    return failure();
+  Units units = getUnits(copy);
+  int64_t n = units.owner.size();
+  // Units that are layers of a loop over layers, or every unit weighted by
+  // its work when there is no such loop.
+  SmallVector<double> weight(n, 1);
+  for (int64_t u = 0; u < n; ++u) {
+    bool layer = (u > 0 && units.owner[u - 1] == units.owner[u]) ||
+                 (u + 1 < n && units.owner[u + 1] == units.owner[u]);
+    weight[u] = layer;
+  }
+  if (llvm::none_of(weight, [](double w) { return w > 0; }))
+    weight.assign(units.work.begin(), units.work.end());
+  // Stage s begins at the first unit with at least s/k of the weight
+  // before it, so that what precedes the first layer goes to the first
+  // stage and what follows the last to the last.
+  SmallVector<double> before = {0};
+  for (double w : weight)
+    before.push_back(before.back() + w);
+  SmallVector<int64_t> bounds = {0};
+  for (int64_t s = 1; s < k; ++s) {
+    int64_t u = bounds.back() + 1;
+    while (u < n && before[u] * k < before.back() * s)
+      ++u;
+    bounds.push_back(u);
+  }
+  bounds.push_back(n);
+  if (bounds[k - 1] >= n)
+    return failure();
+
+  auto model = CostModel::get(cluster, like.mesh);
+  if (!model) {
+    llvm::consumeError(model.takeError());
+    return failure();
+  }
+  OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
+  auto stageMesh = MeshOp::create(builder, func.getLoc(), "pipeline",
+                                  like.mesh, ArrayAttr());
+  PipelinePlan plan;
+  plan.training = train.has_value();
+  plan.stages = k;
+  plan.microBatches = like.microBatches;
+  plan.schedule = like.schedule;
+  plan.mesh = like.mesh;
+  std::map<std::vector<double>, RangeCost> known;
+  SmallVector<RangeCost> ranges;
+  SmallVector<double> sends;
+  for (int64_t s = 0; s < k; ++s) {
+    auto [it, inserted] =
+        known.try_emplace(getRangeKey(units, bounds[s], bounds[s + 1], 0));
+    if (inserted) {
+      it->second = priceRange(copy, bounds[s], bounds[s + 1], batching,
+                              stageMesh, *model, kInfinity, options.timeLimit,
+                              train ? &*train : nullptr, /*reference=*/true);
+      ++plan.candidates;
+    }
+    if (!std::isfinite(it->second.time))
+      return failure();
+    ranges.push_back(it->second);
+    sends.push_back(s + 1 < k ? model->getTransferTime(0, it->second.sent)
+                              : 0.0);
+    if (s > 0)
+      plan.cuts.push_back(bounds[s]);
+  }
+  finishPlan(plan, ranges, sends);
+  return plan;
 }
 
 LogicalResult mlir::sbp::applyPipelinePlan(
@@ -817,7 +960,7 @@ LogicalResult mlir::sbp::applyPipelinePlan(
     if (train) {
       if (failed(searchTrainingStage(stages, backward, update, k, mesh, *model,
                                      options.memoryLimit, options.timeLimit,
-                                     leastMemory, placed)))
+                                     leastMemory, nullptr, placed)))
         return emitError(stage.getLoc())
                << "sbp-auto-parallel: no plan of this training stage fits "
                   "the memory limit; the least found needs "
@@ -826,7 +969,7 @@ LogicalResult mlir::sbp::applyPipelinePlan(
     }
     FailureOr<StageSearch> searched =
         searchStage(stage, mesh, *model, options.memoryLimit, options.timeLimit,
-                    leastMemory);
+                    leastMemory, nullptr);
     if (failed(searched))
       return emitError(stage.getLoc())
              << "sbp-auto-parallel: no plan of this stage fits the memory "

@@ -34,9 +34,12 @@ public:
   /// `of` forward segments in the backward pass, copying `ops` ops.
   void setRecomputation(int64_t segments, int64_t of, int64_t ops);
 
-  /// Adds the pipeline the search chose, and the predicted step of the
-  /// best plan without stages (+inf when none fits or none was priced).
-  void setPipeline(const PipelinePlan &plan, double singleStepTime);
+  /// Adds the pipeline the search chose, the predicted step of the best
+  /// plan without stages (+inf when none fits or none was priced) and
+  /// Megatron-LM's pipeline of as many stages (priceReferencePipeline)
+  /// when there is one.
+  void setPipeline(const PipelinePlan &plan, double singleStepTime,
+                   const PipelinePlan *reference);
 
   /// Writes the report to `path`: Markdown when it ends in `.md`, else JSON.
   LogicalResult write(StringRef path) const;

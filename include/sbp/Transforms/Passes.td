@@ -92,7 +92,8 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     mesh axis) and, on meshes of several axes, data x tensor parallel
     (data parallel over the first axis, tensor parallel over the others,
     weights never gathered). Arguments whose dimension 0 equals the first result's are
-    inputs; the others are parameters.
+    inputs; the others are parameters. An axis of one device adds no
+    layouts: every value and op is `B` along it.
 
     The mesh is `mesh=` (created as `@mesh` unless the module has one of
     that shape), else the module's only mesh, else the cluster's shape.
@@ -120,7 +121,12 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     (`@pipeline`, the stages along its first axis), each stage searched with
     its layouts `B` along that axis (that is, on its sub-mesh) and the
     layouts of the values it receives fixed by the stage that sends them.
-    `report=` adds the stages, their predicted times, memory and bubble;
+    `report=` adds the stages, their predicted times, memory and bubble,
+    and, on stage meshes of several axes, Megatron-LM's pipeline of as many
+    stages and micro-batches priced by the same model as a reference (the
+    layers of the loops over layers dealt evenly, what precedes them in the
+    first stage and what follows in the last; every stage in the data x
+    tensor parallel layouts over its sub-mesh, without a memory limit);
     `timeline=FILE.svg` draws the predicted schedule.
 
     A training step (`sbp.train_step`, see `sbp-make-train-step`) hands back

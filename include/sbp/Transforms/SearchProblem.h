@@ -150,6 +150,18 @@ struct Plan {
 /// Which states of a node a search may choose (all when null).
 using Allow = std::function<bool(const SearchProblem::Node &, unsigned)>;
 
+/// Megatron-LM's layout on mesh axes `firstAxis` on (the report's "data x
+/// tensor parallel" reference): parameters `B` over the first of those axes
+/// and split over the others, batch inputs split along dimension 0 over
+/// the first and `B` over the others, and every op reads parameters (or
+/// slices and reshapes of them) in such a layout, never gathered.
+/// `isParameter` says of an argument whether it is a parameter (true), a
+/// batch input (false) or neither, left free (nullopt); by default the
+/// node's `isParameter` decides. Axes before `firstAxis` are left alone.
+Allow getDataTensorParallel(
+    const SearchProblem &problem, unsigned firstAxis = 0,
+    std::function<std::optional<bool>(unsigned)> isParameter = nullptr);
+
 /// The least-cost plan of the graph `problem.buildGraph` makes.
 Plan solvePlan(const SearchProblem &problem, double memoryWeight,
                const Allow &allow, double timeLimit);

@@ -67,6 +67,19 @@ planPipeline(func::FuncOp func, const Cluster &cluster, ArrayRef<int64_t> mesh,
              const PipelineSearchOptions &options, double singleStepTime,
              function_ref<void(const Twine &)> progress);
 
+/// Prices Megatron-LM's pipeline of `like`'s stages, micro-batches,
+/// schedule and mesh, the report's "data x tensor parallel" reference: the
+/// layers of the loops over layers dealt evenly to the stages (what comes
+/// before them to the first, what follows them to the last; units of
+/// equal work without such a loop), each stage in Megatron-LM's layouts
+/// (getDataTensorParallel on the axes after the stages') and, as the
+/// other references, without a memory limit. Fails quietly when there is
+/// no such pipeline (a stage mesh of one axis, fewer units than stages).
+FailureOr<PipelinePlan>
+priceReferencePipeline(func::FuncOp func, const Cluster &cluster,
+                       const PipelinePlan &like,
+                       const PipelineSearchOptions &options);
+
 /// Turns `func` into the pipeline `plan` describes (sbp-split-stages'
 /// form) and records each stage's layouts, searched on its sub-mesh with
 /// the layouts of the values it receives fixed by their senders.
