@@ -8,11 +8,13 @@ softmax, the output projection and a residual; RMS norm, an MLP of width
 weights are function arguments (wq, wk, wv, wo: h x h; w1: h x 4h;
 w2: 4h x h), so one layer holds 12 h^2 parameters. `--vocab V` takes
 tokens, embeds them and returns logits; `--loop` writes the layers as one
-scf.for over weights stacked [layers, ...].
+scf.for over weights stacked [layers, ...]. `--param-dtype f32` with
+`--dtype bf16` is mixed precision: the weights (and so their gradients and
+optimizer state) are f32 master copies, each cast to bf16 where it is read.
 
   gen_gpt.py --hidden 12288 --heads 96 --batch 8 --seq 512 --layers 1
   gen_gpt.py --hidden 2304 --heads 24 --batch 512 --seq 2048 --layers 24 \
-      --vocab 51200 --dtype bf16 --loop
+      --vocab 51200 --dtype bf16 --param-dtype f32 --loop
 """
 import argparse
 import sys
@@ -23,11 +25,14 @@ LOWEST = {"f32": "-3.40282347e+38", "bf16": "-3.38953139e+38",
 
 
 def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
-         loop=False):
+         loop=False, param_dtype=None):
     h, a, b, s = hidden, heads, batch, seq
     d = h // a
     n = b * s
     f = dtype
+    # Parameters are kept in `pf` (mixed precision: f32 master weights)
+    # and cast to `f` where they are read.
+    pf = param_dtype or dtype
     act = f"tensor<{n}x{h}x{f}>"
     w = f"tensor<{h}x{h}x{f}>"
     w1 = f"tensor<{h}x{4 * h}x{f}>"
@@ -40,17 +45,17 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
     names = ("wq", "wk", "wv", "wo", "w1_", "w2_")
     shapes = (f"{h}x{h}", f"{h}x{h}", f"{h}x{h}", f"{h}x{h}", f"{h}x{4 * h}",
               f"{4 * h}x{h}")
-    args = [f"%tokens: tensor<{n}xi64>", f"%wte: tensor<{vocab}x{h}x{f}>"] \
+    args = [f"%tokens: tensor<{n}xi64>", f"%wte: tensor<{vocab}x{h}x{pf}>"] \
         if vocab else [f"%x: {act}"]
     if loop:
-        args += [f"%{nm}all: tensor<{layers}x{sh}x{f}>"
+        args += [f"%{nm}all: tensor<{layers}x{sh}x{pf}>"
                  for nm, sh in zip(names, shapes)]
     else:
         for l in range(layers):
-            args += [f"%{nm}{l}: tensor<{sh}x{f}>"
+            args += [f"%{nm}{l}: tensor<{sh}x{pf}>"
                      for nm, sh in zip(names, shapes)]
     if vocab:
-        args.append(f"%wout: tensor<{h}x{vocab}x{f}>")
+        args.append(f"%wout: tensor<{h}x{vocab}x{pf}>")
     logits = f"tensor<{n}x{vocab}x{f}>"
     p = out.write
     p("#m2 = affine_map<(i, j) -> (i, j)>\n#r2 = affine_map<(i, j) -> (i)>\n")
@@ -125,6 +130,20 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"    linalg.yield %v : {f}\n  }} -> {ty}\n")
         return v
 
+    def cast(wt, shape):
+        """A parameter of `shape` in the compute type."""
+        if pf == f:
+            return wt
+        e = empty(f"tensor<{shape}x{f}>")
+        v = fresh("cast")
+        p(f"  {v} = linalg.generic {{indexing_maps = [#m2, #m2], "
+          f"iterator_types = [\"parallel\", \"parallel\"]}} "
+          f"ins({wt} : tensor<{shape}x{pf}>) outs({e} : tensor<{shape}x{f}>) "
+          f"{{\n  ^bb0(%in: {pf}, %o: {f}):\n"
+          f"    %v = arith.truncf %in : {pf} to {f}\n"
+          f"    linalg.yield %v : {f}\n  }} -> tensor<{shape}x{f}>\n")
+        return v
+
     def add(x, y, ty):
         e = empty(ty)
         v = fresh("res")
@@ -140,6 +159,7 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
     if vocab:
         # The embedding: a read of the table at each token, as the ONNX
         # importer writes Gather.
+        table = cast("%wte", f"{vocab}x{h}")
         e = empty(act)
         x = fresh("embed")
         p(f"  {x} = linalg.generic {{indexing_maps = [#r2, #m2], "
@@ -148,7 +168,8 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"  ^bb0(%id: i64, %o: {f}):\n"
           f"    %row = arith.index_cast %id : i64 to index\n"
           f"    %col = linalg.index 1 : index\n"
-          f"    %v = tensor.extract %wte[%row, %col] : tensor<{vocab}x{h}x{f}>\n"
+          f"    %v = tensor.extract {table}[%row, %col] : "
+          f"tensor<{vocab}x{h}x{f}>\n"
           f"    linalg.yield %v : {f}\n  }} -> {act}\n")
     if loop:
         p("  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n")
@@ -159,9 +180,10 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
         for nm, sh in zip(names, shapes):
             p(f"  %{nm}l = tensor.extract_slice %{nm}all[%layer, 0, 0] "
               f"[1, {sh.replace('x', ', ')}] [1, 1, 1] : "
-              f"tensor<{layers}x{sh}x{f}> to tensor<{sh}x{f}>\n")
+              f"tensor<{layers}x{sh}x{pf}> to tensor<{sh}x{pf}>\n")
     for l in range(1 if loop else layers):
-        wn = {nm: (f"%{nm}l" if loop else f"%{nm}{l}") for nm in names}
+        wn = {nm: cast(f"%{nm}l" if loop else f"%{nm}{l}", sh)
+              for nm, sh in zip(names, shapes)}
         ln = rms_norm(x)
         q = matmul(ln, wn["wq"], act, w, act)
         # Scaled before the product, which then is a plain batched matmul.
@@ -237,8 +259,8 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
         p(f"  scf.yield {x} : {act}\n  }}\n")
         x = "%stack"
     if vocab:
-        x = matmul(rms_norm(x), "%wout", act, f"tensor<{h}x{vocab}x{f}>",
-                   logits)
+        x = matmul(rms_norm(x), cast("%wout", f"{h}x{vocab}"), act,
+                   f"tensor<{h}x{vocab}x{f}>", logits)
         act = logits
     p(f"  return {x} : {act}\n}}\n")
 
@@ -251,6 +273,10 @@ def main():
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--layers", type=int, default=1)
     parser.add_argument("--dtype", choices=sorted(LOWEST), default="f32")
+    parser.add_argument("--param-dtype", choices=sorted(LOWEST),
+                        help="keep the parameters in this type (mixed "
+                        "precision: f32 master weights), cast to --dtype "
+                        "where read")
     parser.add_argument("--vocab", type=int, default=0,
                         help="tokens in, an embedding and logits out")
     parser.add_argument("--loop", action="store_true",
@@ -261,7 +287,7 @@ def main():
         parser.error("--hidden must be a multiple of --heads")
     out = sys.stdout if opts.output == "-" else open(opts.output, "w")
     emit(out, opts.hidden, opts.heads, opts.batch, opts.seq, opts.layers,
-         opts.dtype, opts.vocab, opts.loop)
+         opts.dtype, opts.vocab, opts.loop, opts.param_dtype)
 
 
 if __name__ == "__main__":

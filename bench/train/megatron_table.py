@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The cost model against Megatron-LM's weak-scaling table (Narayanan et
 al., SC'21, Table 1; ../shared/reference/megatron-sc21.md): for each GPT of
-the table, one bf16 training step (AdamW, cross-entropy over a 51,200-token
+the table, one mixed-precision training step (bf16 compute, f32 master
+weights, gradients and AdamW state, as the paper's mixed precision keeps
+16 bytes a parameter; cross-entropy over a 51,200-token
 vocabulary, sequence 2048, the table's global batch; layers as one scf.for,
 whose backward recomputes each layer from its input as Megatron's full
 recomputation does) is searched by sbp-auto-parallel on the A100 preset of
@@ -139,7 +141,8 @@ def main():
                         "--hidden", str(hidden), "--heads", str(heads),
                         "--batch", str(batch), "--seq", str(SEQ),
                         "--layers", str(layers), "--vocab", str(VOCAB),
-                        "--dtype", "bf16", "--loop", "-o", model], check=True)
+                        "--dtype", "bf16", "--param-dtype", "f32",
+                        "--loop", "-o", model], check=True)
         subprocess.run([opt, model, "--sbp-make-train-step", "-o", step],
                        check=True)
         return step

@@ -252,6 +252,19 @@ std::optional<Training> getTraining(func::FuncOp func) {
                   cast<IntegerAttr>(step.get("state")).getInt()};
 }
 
+/// Micro-batches `target`, `func` or a copy of it, into `count`: a
+/// training step's loss function (Pipelining.h) along the step's batch
+/// arguments, a forward program along the default ones.
+LogicalResult microBatchForPipeline(func::FuncOp func, func::FuncOp target,
+                                    int64_t count, MicroBatching &batching) {
+  bool train = getTraining(func).has_value();
+  SmallVector<int64_t> batchArgs =
+      train ? getTrainBatchArgs(func) : getDefaultBatchArgs(func);
+  if (train)
+    reduceToLoss(target);
+  return microBatch(target, count, batchArgs, batching);
+}
+
 /// Outlines the stages of `func` (a training step's loss function when
 /// `train`), assigned by `sbp.stage`, with their backward and update
 /// functions (stage `only`'s alone when given); the step's outputs in
@@ -296,9 +309,8 @@ using OnSearched = function_ref<LogicalResult(
 FailureOr<RangeCost> searchTrainingStage(
     ArrayRef<func::FuncOp> forward, ArrayRef<func::FuncOp> backward,
     ArrayRef<func::FuncOp> update, int64_t k, MeshOp mesh,
-    const CostModel &model, double limit, double timeLimit,
-    double &leastMemory, const MicroBatching *reference,
-    OnSearched onSearched) {
+    const CostModel &model, double limit, double timeLimit, double &leastMemory,
+    const MicroBatching *reference, OnSearched onSearched) {
   func::FuncOp fwd = forward[k], back = backward[k], apply = update[k];
   // Per function (forward, backward, update): its search, whose layouts
   // are recorded at once for the next function to read.
@@ -472,12 +484,11 @@ RangeCost priceRange(func::FuncOp base, int64_t begin, int64_t end,
     if (succeeded(outlineTrainingStages(func, batching, *train, forward,
                                         backward, update, outputs,
                                         /*only=*/1))) {
-      FailureOr<RangeCost> searched = searchTrainingStage(
-          forward, backward, update, 1, mesh, model, limit, timeLimit,
-          leastMemory, constrain,
-          [](func::FuncOp, const SearchProblem &, const Plan &) {
-            return success();
-          });
+      FailureOr<RangeCost> searched =
+          searchTrainingStage(forward, backward, update, 1, mesh, model, limit,
+                              timeLimit, leastMemory, constrain,
+                              [](func::FuncOp, const SearchProblem &,
+                                 const Plan &) { return success(); });
       if (succeeded(searched)) {
         cost = *searched;
         cost.sent = getSentBytes(forward, 1, model);
@@ -489,9 +500,8 @@ RangeCost priceRange(func::FuncOp base, int64_t begin, int64_t end,
     return cost;
   } else {
     forward.assign(stages->begin(), stages->end());
-    if (FailureOr<StageSearch> stage =
-            searchStage(forward[1], mesh, model, limit, timeLimit, leastMemory,
-                        constrain);
+    if (FailureOr<StageSearch> stage = searchStage(
+            forward[1], mesh, model, limit, timeLimit, leastMemory, constrain);
         succeeded(stage)) {
       const PlanCost &plan = stage->plan.cost;
       cost.time = plan.stepTime();
@@ -572,14 +582,12 @@ Units getUnits(func::FuncOp func) {
 /// Ranges of units [begin, end) of the same ops and as many layers of the
 /// same loops, with as many bytes crossing their ends, are one stage
 /// function but for the rows of the stacked weights it takes: one key.
-std::vector<double> getRangeKey(const Units &units, int64_t begin,
-                                int64_t end, double limit) {
+std::vector<double> getRangeKey(const Units &units, int64_t begin, int64_t end,
+                                double limit) {
   int64_t n = units.owner.size();
   std::vector<double> key = {double(begin == 0), double(end == n),
-                             units.crossing[begin], units.crossing[end],
-                             limit};
-  key.insert(key.end(), units.owner.begin() + begin,
-             units.owner.begin() + end);
+                             units.crossing[begin], units.crossing[end], limit};
+  key.insert(key.end(), units.owner.begin() + begin, units.owner.begin() + end);
   return key;
 }
 
@@ -595,10 +603,9 @@ void finishPlan(PipelinePlan &plan, ArrayRef<RangeCost> ranges,
     times.send = sends[s];
     plan.times.push_back(times);
     plan.updates.push_back(range.update);
-    plan.memory.push_back(
-        range.parameters +
-        getInFlight(plan.schedule, s, k, plan.microBatches) *
-            range.activations);
+    plan.memory.push_back(range.parameters +
+                          getInFlight(plan.schedule, s, k, plan.microBatches) *
+                              range.activations);
   }
   plan.timeline = ::sbp::runtime::simulateSchedule(
       plan.schedule, plan.times, plan.microBatches, plan.training);
@@ -635,16 +642,11 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
   std::optional<PipelinePlan> best;
   double bestTime = singleStepTime;
   unsigned priced = 0;
-  // A training step is cut as its loss function (Pipelining.h).
   std::optional<Training> train = getTraining(func);
-  SmallVector<int64_t> batchArgs =
-      train ? getTrainBatchArgs(func) : getDefaultBatchArgs(func);
   for (int64_t count : counts) {
     OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
     auto copy = cast<func::FuncOp>(func->clone());
     scratch->push_back(copy);
-    if (train)
-      reduceToLoss(copy);
     int64_t baseSegments = train ? kMaxTrainingSegments : kMaxSegments;
     MicroBatching batching;
     {
@@ -654,7 +656,7 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
       if (!options.microBatches)
         quiet.emplace(func.getContext(),
                       [](Diagnostic &) { return success(); });
-      if (failed(microBatch(copy, count, batchArgs, batching))) {
+      if (failed(microBatchForPipeline(func, copy, count, batching))) {
         if (options.microBatches)
           return failure();
         continue;
@@ -668,8 +670,8 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
     OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
     for (ArrayRef<int64_t> shape : meshes) {
       int64_t k = shape[0];
-      SmallVector<int64_t> segments =
-          getSegments(units.work, units.crossing, std::max(baseSegments, 2 * k));
+      SmallVector<int64_t> segments = getSegments(
+          units.work, units.crossing, std::max(baseSegments, 2 * k));
       int64_t numSegments = segments.size() - 1;
       if (k > numSegments)
         continue;
@@ -815,9 +817,10 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
   return best;
 }
 
-FailureOr<PipelinePlan> mlir::sbp::priceReferencePipeline(
-    func::FuncOp func, const Cluster &cluster, const PipelinePlan &like,
-    const PipelineSearchOptions &options) {
+FailureOr<PipelinePlan>
+mlir::sbp::priceReferencePipeline(func::FuncOp func, const Cluster &cluster,
+                                  const PipelinePlan &like,
+                                  const PipelineSearchOptions &options) {
   int64_t k = like.stages;
   if (like.mesh.size() < 3)
     return failure();
@@ -827,12 +830,8 @@ FailureOr<PipelinePlan> mlir::sbp::priceReferencePipeline(
   auto copy = cast<func::FuncOp>(func->clone());
   scratch->push_back(copy);
   std::optional<Training> train = getTraining(func);
-  SmallVector<int64_t> batchArgs =
-      train ? getTrainBatchArgs(func) : getDefaultBatchArgs(func);
-  if (train)
-    reduceToLoss(copy);
   MicroBatching batching;
-  if (failed(microBatch(copy, like.microBatches, batchArgs, batching)))
+  if (failed(microBatchForPipeline(func, copy, like.microBatches, batching)))
     return failure();
   Units units = getUnits(copy);
   int64_t n = units.owner.size();
@@ -869,8 +868,8 @@ FailureOr<PipelinePlan> mlir::sbp::priceReferencePipeline(
     return failure();
   }
   OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
-  auto stageMesh = MeshOp::create(builder, func.getLoc(), "pipeline",
-                                  like.mesh, ArrayAttr());
+  auto stageMesh = MeshOp::create(builder, func.getLoc(), "pipeline", like.mesh,
+                                  ArrayAttr());
   PipelinePlan plan;
   plan.training = train.has_value();
   plan.stages = k;
@@ -909,12 +908,8 @@ LogicalResult mlir::sbp::applyPipelinePlan(
         onStage) {
   ModuleOp module = func->getParentOfType<ModuleOp>();
   std::optional<Training> train = getTraining(func);
-  SmallVector<int64_t> batchArgs =
-      train ? getTrainBatchArgs(func) : getDefaultBatchArgs(func);
-  if (train)
-    reduceToLoss(func);
   MicroBatching batching;
-  if (failed(microBatch(func, plan.microBatches, batchArgs, batching)))
+  if (failed(microBatchForPipeline(func, func, plan.microBatches, batching)))
     return failure();
   // As planPipeline cut it.
   assignStagesAtUnits(func, plan.cuts);
