@@ -128,6 +128,20 @@ func.func @sum_reduce(%x: tensor<8x16xf32>, %init: tensor<16xf32>) -> tensor<16x
 // CHECK-NEXT:    (B, S(1), S(1)) -> (S(1))
 // CHECK-NEXT:  arith.addi
 // CHECK-NEXT:    (B, B) -> (B)
+// CHECK-NEXT:  arith.truncf
+// CHECK-NEXT:    (B) -> (B)
+// CHECK-NEXT:    (S(0)) -> (S(0))
+// CHECK-NEXT:    (S(1)) -> (S(1))
+// CHECK-NEXT:    (P(sum)) -> (P(sum))
+// CHECK-NEXT:    (P(max)) -> (P(max))
+// CHECK-NEXT:    (P(min)) -> (P(min))
+// CHECK-NEXT:  arith.extf
+// CHECK-NEXT:    (B) -> (B)
+// CHECK-NEXT:    (S(0)) -> (S(0))
+// CHECK-NEXT:    (S(1)) -> (S(1))
+// CHECK-NEXT:    (P(sum)) -> (P(sum))
+// CHECK-NEXT:    (P(max)) -> (P(max))
+// CHECK-NEXT:    (P(min)) -> (P(min))
 // CHECK-NEXT:  func.return
 func.func @elementwise(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>,
                        %i: tensor<4x8xi32>, %c: i1, %s: i32) {
@@ -138,6 +152,8 @@ func.func @elementwise(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>,
   %4 = arith.divsi %i, %i : tensor<4x8xi32>
   %5 = arith.select %c, %x, %y : tensor<4x8xf32>
   %6 = arith.addi %s, %s : i32
+  %7 = arith.truncf %x : tensor<4x8xf32> to tensor<4x8xbf16>
+  %8 = arith.extf %7 : tensor<4x8xbf16> to tensor<4x8xf32>
   return
 }
 
@@ -161,6 +177,59 @@ func.func @bias_add(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %o: tensor<4x8xf32>)
     linalg.yield %s : f32
   } -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A composed payload keeps partial sums where it is additive: a gradient
+// widened and accumulated (`out + extf(g)`) takes both partial, and a sum
+// scaled by a whole value (`(a + b) * c`) takes a and b partial, or c;
+// `a * a` is not additive.
+// CHECK-LABEL: func @composed
+// CHECK-NEXT:  linalg.generic
+// CHECK-NEXT:    (B, B) -> (B)
+// CHECK-NEXT:    (S(0), S(0)) -> (S(0))
+// CHECK-NEXT:    (S(1), S(1)) -> (S(1))
+// CHECK-NEXT:    (P(sum), P(sum)) -> (P(sum))
+// CHECK-NEXT:  linalg.generic
+// CHECK-NEXT:    (B, B, B, B) -> (B)
+// CHECK-NEXT:    (S(0), S(0), S(0), S(0)) -> (S(0))
+// CHECK-NEXT:    (S(1), S(1), S(1), S(1)) -> (S(1))
+// CHECK-NEXT:    (P(sum), P(sum), B, P(sum)) -> (P(sum))
+// CHECK-NEXT:    (B, B, P(sum), P(sum)) -> (P(sum))
+// CHECK-NEXT:  linalg.generic
+// CHECK-NEXT:    (B, B) -> (B)
+// CHECK-NEXT:    (S(0), S(0)) -> (S(0))
+// CHECK-NEXT:    (S(1), S(1)) -> (S(1))
+// CHECK-NEXT:  func.return
+#id = affine_map<(i, j) -> (i, j)>
+func.func @composed(%g: tensor<4x8xbf16>, %acc: tensor<4x8xf32>,
+                    %a: tensor<4x8xf32>, %c: tensor<4x8xf32>) {
+  %0 = linalg.generic {indexing_maps = [#id, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<4x8xbf16>) outs(%acc : tensor<4x8xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %w = arith.extf %in : bf16 to f32
+    %s = arith.addf %out, %w : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id, #id, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%a, %acc, %c : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+      outs(%acc : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.mulf %s, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %2 = linalg.generic {indexing_maps = [#id, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%acc : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %m = arith.mulf %x, %x : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return
 }
 
 // -----
@@ -241,12 +310,14 @@ func.func @iota(%o: tensor<4x8xi64>) -> tensor<4x8xi64> {
 
 // -----
 
+// A transpose keeps splits (moved) and partial sums.
 // CHECK-LABEL: func @transpose
 // CHECK-NEXT:  linalg.transpose
 // CHECK-NEXT:    (B, B) -> (B)
 // CHECK-NEXT:    (S(2), S(0)) -> (S(0))
 // CHECK-NEXT:    (S(0), S(1)) -> (S(1))
 // CHECK-NEXT:    (S(1), S(2)) -> (S(2))
+// CHECK-NEXT:    (P(sum), P(sum)) -> (P(sum))
 // CHECK-NEXT:  func.return
 func.func @transpose(%x: tensor<2x3x4xf32>, %o: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
   %0 = linalg.transpose ins(%x : tensor<2x3x4xf32>) outs(%o : tensor<4x2x3xf32>)

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
 #include "sbp/Dialect/Sbp/Extensions/Signatures.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -113,6 +114,93 @@ void addElementwisePartials(linalg::LinalgOp linalgOp,
     SbpEntry result = SbpEntry::partial(rule.result);
     signature.operands.back() = result;
     signature.results.assign(op->getNumResults(), result);
+    addSignature(signatures, std::move(signature));
+  }
+}
+
+/// How a payload value depends on the block arguments taken as partial
+/// sums (each device holding a piece, the others whole on every device).
+enum class Dependence {
+  /// Not on them: the same on every device.
+  None,
+  /// Additively: the pieces' values sum to the value of the sums.
+  Additive,
+  /// Otherwise.
+  Other
+};
+
+Dependence getDependence(Value value, Block *body,
+                         const llvm::SmallBitVector &partial) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == body && partial.test(arg.getArgNumber())
+               ? Dependence::Additive
+               : Dependence::None;
+  Operation *op = value.getDefiningOp();
+  if (!op || op->getBlock() != body)
+    return Dependence::None;
+  SmallVector<Dependence> of;
+  for (Value operand : op->getOperands())
+    of.push_back(getDependence(operand, body, partial));
+  using D = Dependence;
+  auto all = [&](D d) { return llvm::all_of(of, [&](D e) { return e == d; }); };
+  if (all(D::None))
+    return D::None;
+  return llvm::TypeSwitch<Operation *, D>(op)
+      // Sums of additive terms; a term the same on every device would be
+      // counted once per device.
+      .Case<arith::AddFOp, arith::SubFOp, arith::NegFOp, arith::ExtFOp,
+            arith::TruncFOp>([&](Operation *) {
+        return all(D::Additive) ? D::Additive : D::Other;
+      })
+      // Scaling an additive value by one the same on every device.
+      .Case<arith::MulFOp>([&](Operation *) {
+        return llvm::is_contained(of, D::None) &&
+                       llvm::is_contained(of, D::Additive)
+                   ? D::Additive
+                   : D::Other;
+      })
+      .Case<arith::DivFOp>([&](Operation *) {
+        return of[0] == D::Additive && of[1] == D::None ? D::Additive
+                                                        : D::Other;
+      })
+      .Default([](Operation *) { return D::Other; });
+}
+
+/// Sum-partial signatures of an element-wise op whose payload is additive
+/// in some of its tensor operands (init included, when the payload reads
+/// it): those `P(sum)`, the rest `B`, the result `P(sum)`. Derived from the
+/// payload, so that compositions such as a gradient's `out + extf(in)` keep
+/// partial sums as single ops do.
+void addAdditivePartials(linalg::LinalgOp linalgOp,
+                         SmallVectorImpl<SbpSignature> &signatures) {
+  Operation *op = linalgOp.getOperation();
+  unsigned n = op->getNumOperands();
+  if (linalgOp.getNumDpsInits() != 1 || n > 8 ||
+      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops())
+    return;
+  Block *body = linalgOp.getBlock();
+  Value yielded = body->getTerminator()->getOperand(0);
+  bool readsInit = !body->getArgument(n - 1).use_empty();
+  for (unsigned mask = 1; mask < (1u << n); ++mask) {
+    llvm::SmallBitVector partial(n);
+    bool valid = true;
+    for (unsigned i = 0; i < n && valid; ++i) {
+      if (!(mask & (1u << i)))
+        continue;
+      // Only tensors the payload reads; an init it does not read follows
+      // the result.
+      valid = isa<RankedTensorType>(op->getOperand(i).getType()) &&
+              !body->getArgument(i).use_empty();
+      partial.set(i);
+    }
+    if (!valid || getDependence(yielded, body, partial) != Dependence::Additive)
+      continue;
+    SbpSignature signature = getUniformSignature(op, SbpEntry::broadcast());
+    for (unsigned i = 0; i < n; ++i)
+      if (partial.test(i) || (i == n - 1 && !readsInit))
+        signature.operands[i] = SbpEntry::partial(ReductionKind::Sum);
+    signature.results.assign(op->getNumResults(),
+                             SbpEntry::partial(ReductionKind::Sum));
     addSignature(signatures, std::move(signature));
   }
 }
@@ -225,6 +313,7 @@ struct StructuredSignatureModel : public SbpSignatureOpInterface::ExternalModel<
 
     addMultiplyAccumulatePartials(linalgOp, signatures);
     addElementwisePartials(linalgOp, signatures);
+    addAdditivePartials(linalgOp, signatures);
     addFillPartials(linalgOp, signatures);
     return signatures;
   }

@@ -96,6 +96,15 @@ SmallVector<PartialRule> sbp::getPartialRules(Operation *op) {
       // Only the dividend: a / (b1 + b2) is not a / b1 + a / b2. Integer
       // division truncates and is not linear at all.
       .Case<DivFOp>([](Operation *op) { return eachOperand(op, Kind::Sum, 1); })
+      // Float casts round each piece as addition rounds each partial sum,
+      // and keep order: a gradient summed in bf16 over the data axis can be
+      // widened to its f32 master weight's type before its one reduction.
+      .Case<ExtFOp, TruncFOp>([](Operation *op) {
+        SmallVector<PartialRule> rules = allOperands(op, Kind::Sum);
+        llvm::append_range(rules, allOperands(op, Kind::Max));
+        llvm::append_range(rules, allOperands(op, Kind::Min));
+        return rules;
+      })
       .Case<MaximumFOp, MaxNumFOp, MaxSIOp, MaxUIOp>(
           [](Operation *op) { return maxMin(op, Kind::Max); })
       .Case<MinimumFOp, MinNumFOp, MinSIOp, MinUIOp>(
