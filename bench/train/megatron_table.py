@@ -87,12 +87,14 @@ def search(opt, step, cluster, mesh, report, time_limit, limit=""):
 
 
 def search_pipeline(opt, step, cluster, stages, micro_batches, report,
-                    time_limit):
+                    time_limit, limit=""):
     """Runs the search for a pipeline of `stages` stages and
     `micro_batches` micro-batches; the report's pipeline entry, or the
     error text."""
     options = (f"cluster={cluster} time-limit={time_limit} "
                f"pipeline-stages={stages} micro-batches={micro_batches}")
+    if limit:
+        options += f" memory-limit={limit}"
     found, seconds, error = run_search(opt, step, options, report)
     return (found["pipeline"] if found else None), seconds, error
 
@@ -198,7 +200,17 @@ def main():
         if p > 1:
             # Megatron-LM's pipeline of the same stages and micro-batches,
             # priced by the same model (the pipeline report's reference).
-            ref = (pipeline or {}).get("references", {}).get(
+            priced_pipeline = pipeline
+            if not pipeline:
+                # No pipeline of p stages fits: the reference, priced
+                # without a memory limit as every reference is, comes from
+                # a search without one (whose own plan is not used).
+                priced_pipeline, more, _ = search_pipeline(
+                    opt, step, cluster, p, batch // d,
+                    os.path.join(work, f"row{index}-reference.json"),
+                    opts.time_limit, limit="1024TiB")
+                seconds += more
+            ref = (priced_pipeline or {}).get("references", {}).get(
                 "data x tensor parallel")
             paper_step = ref["step_time_s"] if ref else None
             if not ref:
