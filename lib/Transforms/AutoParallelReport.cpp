@@ -184,24 +184,21 @@ void AutoParallelReport::setPipeline(const PipelinePlan &plan,
       {"per_stage", stages}};
   if (!reference)
     return;
-  json cuts = json::array({0});
+  json cuts = json::array({0}), times = json::array();
   for (int64_t cut : reference->cuts)
     cuts.push_back(cut);
-  impl->root["pipeline"]["references"]["data x tensor parallel"] = {
-      {"step_time_s", reference->stepTime},
-      {"bubble", reference->bubble},
-      {"first_ops", cuts},
-      {"stage_times_s", json::array()},
-      {"memory_bytes", std::vector<double>(reference->memory.begin(),
-                                           reference->memory.end())}};
-  json &times =
-      impl->root["pipeline"]["references"]["data x tensor parallel"]
-                ["stage_times_s"];
   for (auto [s, stage] : llvm::enumerate(reference->times))
     times.push_back({{"forward_s", stage.forward},
                      {"backward_s", stage.backward},
                      {"update_s", reference->updates[s]},
                      {"send_s", stage.send}});
+  impl->root["pipeline"]["references"]["data x tensor parallel"] = {
+      {"step_time_s", reference->stepTime},
+      {"bubble", reference->bubble},
+      {"first_ops", cuts},
+      {"stage_times_s", times},
+      {"memory_bytes", std::vector<double>(reference->memory.begin(),
+                                           reference->memory.end())}};
 }
 
 LogicalResult AutoParallelReport::write(StringRef path) const {

@@ -442,12 +442,10 @@ mlir::sbp::priceReferencePipeline(func::FuncOp func, const Cluster &cluster,
   int64_t n = units.owner.size();
   // Units that are layers of a loop over layers, or every unit weighted by
   // its work when there is no such loop.
-  SmallVector<double> weight(n, 1);
-  for (int64_t u = 0; u < n; ++u) {
-    bool layer = (u > 0 && units.owner[u - 1] == units.owner[u]) ||
-                 (u + 1 < n && units.owner[u + 1] == units.owner[u]);
-    weight[u] = layer;
-  }
+  SmallVector<double> weight(n);
+  for (int64_t u = 0; u < n; ++u)
+    weight[u] = (u > 0 && units.owner[u - 1] == units.owner[u]) ||
+                (u + 1 < n && units.owner[u + 1] == units.owner[u]);
   if (llvm::none_of(weight, [](double w) { return w > 0; }))
     weight.assign(units.work.begin(), units.work.end());
   // Stage s begins at the first unit with at least s/k of the weight

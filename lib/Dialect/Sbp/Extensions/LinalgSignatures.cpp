@@ -141,29 +141,21 @@ Dependence getDependence(Value value, Block *body,
   SmallVector<Dependence> of;
   for (Value operand : op->getOperands())
     of.push_back(getDependence(operand, body, partial));
-  using D = Dependence;
-  auto all = [&](D d) { return llvm::all_of(of, [&](D e) { return e == d; }); };
-  if (all(D::None))
-    return D::None;
-  return llvm::TypeSwitch<Operation *, D>(op)
-      // Sums of additive terms; a term the same on every device would be
-      // counted once per device.
-      .Case<arith::AddFOp, arith::SubFOp, arith::NegFOp, arith::ExtFOp,
-            arith::TruncFOp>([&](Operation *) {
-        return all(D::Additive) ? D::Additive : D::Other;
-      })
-      // Scaling an additive value by one the same on every device.
-      .Case<arith::MulFOp>([&](Operation *) {
-        return llvm::is_contained(of, D::None) &&
-                       llvm::is_contained(of, D::Additive)
-                   ? D::Additive
-                   : D::Other;
-      })
-      .Case<arith::DivFOp>([&](Operation *) {
-        return of[0] == D::Additive && of[1] == D::None ? D::Additive
-                                                        : D::Other;
-      })
-      .Default([](Operation *) { return D::Other; });
+  if (llvm::all_of(of, [](Dependence d) { return d == Dependence::None; }))
+    return Dependence::None;
+  // Additive when one of the op's sum rules (getPartialRules) takes exactly
+  // the additive operands partial and the others whole: a value the same on
+  // every device in a partial position would be counted once per device.
+  for (const PartialRule &rule : getPartialRules(op))
+    if (rule.result == ReductionKind::Sum &&
+        llvm::all_of(llvm::zip(rule.operands, of), [](auto pair) {
+          auto [kind, dependence] = pair;
+          return kind ? *kind == ReductionKind::Sum &&
+                            dependence == Dependence::Additive
+                      : dependence == Dependence::None;
+        }))
+      return Dependence::Additive;
+  return Dependence::Other;
 }
 
 /// Sum-partial signatures of an element-wise op whose payload is additive
