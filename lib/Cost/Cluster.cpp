@@ -36,44 +36,52 @@ struct NodePreset {
 /// 794.5 of H100 SXM's 989; H200 has H100's chip and clocks), the same
 /// fraction of the vendor's dense tensor-core peak for the other types
 /// (TF32 stands for f32 contractions, as frameworks run them by default):
-/// a schedule prices what the device sustains, not its spec sheet. Other
-/// loops, HBM bandwidth and size, NVLink bandwidth per GPU and direction,
-/// and one InfiniBand adapter per GPU (HDR 200 Gb/s on A100 nodes, NDR 400
-/// Gb/s on H100/H200 nodes) are vendor figures.
+/// a schedule prices what the device sustains, not its spec sheet. Links
+/// likewise at the bus bandwidth NCCL's maintainers quote for these
+/// machines: NVLink 230 GB/s per A100 of the 300 GB/s line rate (protocol
+/// overhead; NVIDIA/nccl-tests#149) and 370 per H100 of 450
+/// (NVIDIA/nccl-tests#212); InfiniBand 192 GB/s per DGX A100 of its eight
+/// HDR adapters (NVIDIA/nccl#812), 48 GB/s per NDR adapter of 50
+/// (NVIDIA/nccl-tests#267, #290). HBM at 90% of the vendor figure, the
+/// most a streaming kernel reaches (NVIDIA developer forums, "Trouble to
+/// reach peak bandwidth of A100": 1.80 of 2.04 TB/s, 88% by Nsight
+/// Compute, against about 90% for the best kernel of a GTC talk). Other
+/// loops and memory sizes are vendor figures.
 constexpr double kA100Matmul = 271.2 / 312;
 constexpr double kH100Matmul = 794.5 / 989;
+constexpr double kHbm = 0.9;
 
 const NodePreset &getNodePreset(size_t index) {
   static const NodePreset presets[] = {
       {"dgx-a100-8",
-       {300e9, 5e-6},
-       {25e9, 10e-6},
+       {230e9, 5e-6},
+       {24e9, 10e-6},
        {{{"f32", 156e12 * kA100Matmul},
          {"f16", 312e12 * kA100Matmul},
          {"bf16", 312e12 * kA100Matmul},
          {"f64", 19.5e12 * kA100Matmul}},
         {{"f32", 19.5e12}, {"f16", 78e12}, {"bf16", 39e12}, {"f64", 9.7e12}},
-        2.039e12,
+        2.039e12 * kHbm,
         80 * kGiB}},
       {"dgx-h100-8",
-       {450e9, 4e-6},
-       {50e9, 8e-6},
+       {370e9, 4e-6},
+       {48e9, 8e-6},
        {{{"f32", 495e12 * kH100Matmul},
          {"f16", 989e12 * kH100Matmul},
          {"bf16", 989e12 * kH100Matmul},
          {"f64", 67e12 * kH100Matmul}},
         {{"f32", 67e12}, {"f16", 134e12}, {"bf16", 134e12}, {"f64", 34e12}},
-        3.35e12,
+        3.35e12 * kHbm,
         80 * kGiB}},
       {"h200-8",
-       {450e9, 4e-6},
-       {50e9, 8e-6},
+       {370e9, 4e-6},
+       {48e9, 8e-6},
        {{{"f32", 495e12 * kH100Matmul},
          {"f16", 989e12 * kH100Matmul},
          {"bf16", 989e12 * kH100Matmul},
          {"f64", 67e12 * kH100Matmul}},
         {{"f32", 67e12}, {"f16", 134e12}, {"bf16", 134e12}, {"f64", 34e12}},
-        4.8e12,
+        4.8e12 * kHbm,
         141e9}},
   };
   return presets[index];
