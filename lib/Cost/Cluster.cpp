@@ -42,7 +42,10 @@ struct NodePreset {
 /// overhead; NVIDIA/nccl-tests#149) and 370 per H100 of 450
 /// (NVIDIA/nccl-tests#212); InfiniBand 192 GB/s per DGX A100 of its eight
 /// HDR adapters (NVIDIA/nccl#812), 48 GB/s per NDR adapter of 50
-/// (NVIDIA/nccl-tests#267, #290). HBM at 90% of the vendor figure, the
+/// (NVIDIA/nccl-tests#267, #290); latencies a ring step as NCCL's tuning
+/// model prices its Simple protocol, which large messages use (hwLat in
+/// src/graph/tuning.cc: 3.4 us over NVLink, 14 over the network). HBM at
+/// 90% of the vendor figure, the
 /// most a streaming kernel reaches (NVIDIA developer forums, "Trouble to
 /// reach peak bandwidth of A100": 1.80 of 2.04 TB/s, 88% by Nsight
 /// Compute, against about 90% for the best kernel of a GTC talk). Other
@@ -54,8 +57,8 @@ constexpr double kHbm = 0.9;
 const NodePreset &getNodePreset(size_t index) {
   static const NodePreset presets[] = {
       {"dgx-a100-8",
-       {230e9, 5e-6},
-       {24e9, 10e-6},
+       {230e9, 3.4e-6},
+       {24e9, 14e-6},
        {{{"f32", 156e12 * kA100Matmul},
          {"f16", 312e12 * kA100Matmul},
          {"bf16", 312e12 * kA100Matmul},
@@ -64,8 +67,8 @@ const NodePreset &getNodePreset(size_t index) {
         2.039e12 * kHbm,
         80 * kGiB}},
       {"dgx-h100-8",
-       {370e9, 4e-6},
-       {48e9, 8e-6},
+       {370e9, 3.4e-6},
+       {48e9, 14e-6},
        {{{"f32", 495e12 * kH100Matmul},
          {"f16", 989e12 * kH100Matmul},
          {"bf16", 989e12 * kH100Matmul},
@@ -74,8 +77,8 @@ const NodePreset &getNodePreset(size_t index) {
         3.35e12 * kHbm,
         80 * kGiB}},
       {"h200-8",
-       {370e9, 4e-6},
-       {48e9, 8e-6},
+       {370e9, 3.4e-6},
+       {48e9, 14e-6},
        {{{"f32", 495e12 * kH100Matmul},
          {"f16", 989e12 * kH100Matmul},
          {"bf16", 989e12 * kH100Matmul},
