@@ -70,7 +70,11 @@ def run_search(opt, step, options, report):
                           "-o", os.devnull], capture_output=True, text=True)
     seconds = time.time() - start
     if run.returncode:
-        return None, seconds, run.stderr.strip().splitlines()[-1:]
+        # The diagnostic's message, not the source line and caret after it.
+        lines = run.stderr.strip().splitlines()
+        errors = [line.split("error: ", 1)[1] for line in lines
+                  if "error: " in line]
+        return None, seconds, errors[-1:] or lines[-1:]
     with open(report) as f:
         return json.load(f), seconds, None
 
@@ -204,12 +208,20 @@ def main():
             if not pipeline:
                 # No pipeline of p stages fits: the reference, priced
                 # without a memory limit as every reference is, comes from
-                # a search without one (whose own plan is not used).
+                # a search without one, whose own pipeline is shown beside
+                # it so that both are compared under the same memory.
                 priced_pipeline, more, _ = search_pipeline(
                     opt, step, cluster, p, batch // d,
                     os.path.join(work, f"row{index}-reference.json"),
                     opts.time_limit, limit="1024TiB")
                 seconds += more
+                if priced_pipeline:
+                    unlimited = priced_pipeline["step_time_s"]
+                    plan = (f"{plan[0]}; without the 80 GiB limit, as the "
+                            f"paper's configuration is priced, its {p}-stage "
+                            f"pipeline takes {unlimited:.2f} s "
+                            f"({total / gpus / unlimited / 1e12:.0f})",
+                            *plan[1:])
             ref = (priced_pipeline or {}).get("references", {}).get(
                 "data x tensor parallel")
             paper_step = ref["step_time_s"] if ref else None
@@ -217,9 +229,9 @@ def main():
                 priced = "- (no reference pipeline)"
         if paper_step:
             priced_tflops = total / gpus / paper_step / 1e12
+            fits = (reference["fits"] if p == 1 else bool(pipeline))
             priced = (f"{priced_tflops:.0f} ({priced_tflops / paper:.2f})" +
-                      (" (does not fit)" if p == 1 and not reference["fits"]
-                       else ""))
+                      ("" if fits else " (does not fit)"))
         print(f"| {index} | {params} | {gpus} | {t}, {p} | {plan[0]} | "
               f"{plan[1]} | {plan[2]} (paper {paper}) | {plan[3]} | "
               f"{priced} | {seconds:.0f} |", flush=True)
