@@ -61,6 +61,23 @@ def flops(batch, layers, hidden):
     return 96 * batch * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
 
 
+def make_step(opt, work, name, hidden, heads, batch, layers):
+    """Writes the GPT's mixed-precision training step into `work`; its
+    path."""
+    model = os.path.join(work, f"{name}.mlir")
+    step = os.path.join(work, f"{name}-step.mlir")
+    subprocess.run([sys.executable,
+                    os.path.join(ROOT, "bench", "search", "gen_gpt.py"),
+                    "--hidden", str(hidden), "--heads", str(heads),
+                    "--batch", str(batch), "--seq", str(SEQ),
+                    "--layers", str(layers), "--vocab", str(VOCAB),
+                    "--dtype", "bf16", "--param-dtype", "f32", "--loop",
+                    "-o", model], check=True)
+    subprocess.run([opt, model, "--sbp-make-train-step", "-o", step],
+                   check=True)
+    return step
+
+
 def run_search(opt, step, options, report):
     """Runs sbp-auto-parallel with `options`; its report, the seconds it
     took, and the error text when it failed."""
@@ -139,24 +156,11 @@ def main():
           "(vs paper) | sbp-opt s, all runs |")
     print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
 
-    def make_step(name, hidden, heads, batch, layers):
-        model = os.path.join(work, f"{name}.mlir")
-        step = os.path.join(work, f"{name}-step.mlir")
-        subprocess.run([sys.executable,
-                        os.path.join(ROOT, "bench", "search", "gen_gpt.py"),
-                        "--hidden", str(hidden), "--heads", str(heads),
-                        "--batch", str(batch), "--seq", str(SEQ),
-                        "--layers", str(layers), "--vocab", str(VOCAB),
-                        "--dtype", "bf16", "--param-dtype", "f32",
-                        "--loop", "-o", model], check=True)
-        subprocess.run([opt, model, "--sbp-make-train-step", "-o", step],
-                       check=True)
-        return step
-
     for index in [int(r) for r in opts.rows.split(",")]:
         params, heads, hidden, layers, t, p, gpus, batch, paper = \
             ROWS[index - 1]
-        step = make_step(f"row{index}", hidden, heads, batch, layers)
+        step = make_step(opt, work, f"row{index}", hidden, heads, batch,
+                         layers)
         cluster = f"dgx-a100-8x{gpus // 8}"
         total = flops(batch, layers, hidden)
         entry, seconds, error = search(

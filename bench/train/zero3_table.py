@@ -16,27 +16,26 @@ Usage: bench/train/zero3_table.py [--build build] [--time-limit 120]
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 
-from megatron_table import ROOT, SEQ, VOCAB, describe, flops, search
+from megatron_table import ROOT, describe, flops, make_step, search
 
 HIDDEN, HEADS, LAYERS, BATCH = 12288, 96, 96, 1536
 # GPUs, ZeRO-3 and PTD-P TFLOP/s per GPU measured (Table 2).
 ROWS = [(384, 144, 153), (768, 88, 149), (1536, 44, 141)]
 
 
-def weights_gathered(entry):
-    """Whether the plan's layer matmuls read whole weights while storing
-    them split: ZeRO-3's gather before use."""
-    stored = {a["layout"] for a in entry["arguments"]
-              if a["role"] == "parameter"}
+def gathered(entry):
+    """How many of the plan's matmuls read whole weights that are stored
+    split (ZeRO-3's gather before use): "", "some " or "all "."""
+    if not all("S(" in a["layout"] for a in entry["arguments"]
+               if a["role"] == "parameter"):
+        return ""
     # A matmul's second operand is its weight, replicated when gathered.
     weights = [op["signature"].split("], [", 1)[1].split("]", 1)[0]
                for op in entry["ops"] if op["op"] == "linalg.matmul"]
-    return (all("S(" in layout for layout in stored) and
-            any("S(" not in w and "P(" not in w for w in weights))
+    whole = ["S(" not in w and "P(" not in w for w in weights]
+    return "all " if all(whole) else "some " if any(whole) else ""
 
 
 def main():
@@ -48,17 +47,7 @@ def main():
     opt = os.path.join(opts.build, "bin", "sbp-opt")
     work = opts.keep or tempfile.mkdtemp(prefix="sbp-zero3-")
     os.makedirs(work, exist_ok=True)
-    model = os.path.join(work, "gpt175b.mlir")
-    step = os.path.join(work, "gpt175b-step.mlir")
-    subprocess.run([sys.executable,
-                    os.path.join(ROOT, "bench", "search", "gen_gpt.py"),
-                    "--hidden", str(HIDDEN), "--heads", str(HEADS),
-                    "--batch", str(BATCH), "--seq", str(SEQ),
-                    "--layers", str(LAYERS), "--vocab", str(VOCAB),
-                    "--dtype", "bf16", "--param-dtype", "f32", "--loop",
-                    "-o", model], check=True)
-    subprocess.run([opt, model, "--sbp-make-train-step", "-o", step],
-                   check=True)
+    step = make_step(opt, work, "gpt175b", HIDDEN, HEADS, BATCH, LAYERS)
     total = flops(BATCH, LAYERS, HIDDEN)
     print("| GPUs | 1-D mesh: search's plan | TFLOP/s per GPU (ZeRO-3 "
           "measured) | [nodes, 8] mesh: search's plan | TFLOP/s per GPU "
@@ -77,9 +66,10 @@ def main():
                 cells += [f"none: {' '.join(error)}", f"- ({paper})"]
                 continue
             tflops = total / gpus / entry["plan"]["step_time_s"] / 1e12
-            kind = " (weights gathered before use)" \
-                if weights_gathered(entry) else ""
-            cells += [describe(entry) + kind,
+            kind = gathered(entry)
+            cells += [describe(entry) +
+                      (f" ({kind}weights gathered before use)" if kind
+                       else ""),
                       f"{tflops:.0f} ({paper}; {tflops / paper:.2f})"]
         print(f"| {gpus} | {' | '.join(cells)} | {seconds:.0f} |",
               flush=True)
