@@ -140,17 +140,26 @@ def describe(entry):
             f"state {layouts.get('arg2.m')}")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_options(doc, name, add=lambda parser: None):
+    """The command line of a table script (`add` adds its own options):
+    the options, the sbp-opt to run and the folder for models and
+    reports."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
-    parser.add_argument("--rows", default=",".join(
-        str(i + 1) for i in range(len(ROWS))))
     parser.add_argument("--time-limit", type=float, default=120)
     parser.add_argument("--keep", help="keep models and reports here")
+    add(parser)
     opts = parser.parse_args()
-    opt = os.path.join(opts.build, "bin", "sbp-opt")
-    work = opts.keep or tempfile.mkdtemp(prefix="sbp-megatron-")
+    work = opts.keep or tempfile.mkdtemp(prefix=f"sbp-{name}-")
     os.makedirs(work, exist_ok=True)
+    return opts, os.path.join(opts.build, "bin", "sbp-opt"), work
+
+
+def main():
+    opts, opt, work = parse_options(
+        __doc__, "megatron", lambda parser: parser.add_argument(
+            "--rows", default=",".join(str(i + 1)
+                                       for i in range(len(ROWS)))))
     print("| row | params (B) | GPUs | paper t, p | search's plan | step s | "
           "TFLOP/s per GPU | vs paper | paper's config priced, TFLOP/s "
           "(vs paper) | sbp-opt s, all runs |")

@@ -14,11 +14,9 @@ Usage: bench/train/zero3_table.py [--build build] [--time-limit 120]
        [--keep DIR]
 """
 
-import argparse
 import os
-import tempfile
 
-from megatron_table import ROOT, describe, flops, make_step, search
+from megatron_table import describe, flops, make_step, parse_options, search
 
 HIDDEN, HEADS, LAYERS, BATCH = 12288, 96, 96, 1536
 # GPUs, ZeRO-3 and PTD-P TFLOP/s per GPU measured (Table 2).
@@ -39,14 +37,7 @@ def gathered(entry):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
-    parser.add_argument("--time-limit", type=float, default=120)
-    parser.add_argument("--keep", help="keep the model and reports here")
-    opts = parser.parse_args()
-    opt = os.path.join(opts.build, "bin", "sbp-opt")
-    work = opts.keep or tempfile.mkdtemp(prefix="sbp-zero3-")
-    os.makedirs(work, exist_ok=True)
+    opts, opt, work = parse_options(__doc__, "zero3")
     step = make_step(opt, work, "gpt175b", HIDDEN, HEADS, BATCH, LAYERS)
     total = flops(BATCH, LAYERS, HIDDEN)
     print("| GPUs | 1-D mesh: search's plan | TFLOP/s per GPU (ZeRO-3 "
