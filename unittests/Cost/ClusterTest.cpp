@@ -23,10 +23,17 @@ TEST(Cluster, Presets) {
   EXPECT_EQ(a100->getNumDevices(), 8);
   // The measured achievable rate, not the spec sheet's 312 TFLOP/s.
   EXPECT_DOUBLE_EQ(a100->getPeakFlops("bf16", 8), 271.2e12);
+  // Likewise NCCL's bus bandwidth, not NVLink's 300 GB/s line rate, and
+  // the HBM bandwidth a streaming kernel reaches.
+  EXPECT_DOUBLE_EQ(a100->links.front().bandwidth, 230e9);
+  EXPECT_DOUBLE_EQ(a100->device.memoryBandwidth, 0.9 * 2.039e12);
   auto pod = getClusterPreset("dgx-a100-8x128");
   ASSERT_TRUE(bool(pod));
   EXPECT_EQ(pod->getNumDevices(), 1024);
   EXPECT_EQ(pod->shape.size(), 2u);
+  // InfiniBand per GPU: 192 GB/s per node over eight HDR adapters.
+  EXPECT_DOUBLE_EQ(pod->links.front().bandwidth, 24e9);
+  EXPECT_DOUBLE_EQ(pod->links.back().bandwidth, 230e9);
   EXPECT_NE(errorOf(getClusterPreset("dgx-a100-9"))
                 .find("unknown cluster "
                       "preset 'dgx-a100-9'"),
