@@ -45,11 +45,10 @@ struct NodePreset {
 /// (NVIDIA/nccl-tests#267, #290); latencies a ring step as NCCL's tuning
 /// model prices its Simple protocol, which large messages use (hwLat in
 /// src/graph/tuning.cc: 3.4 us over NVLink, 14 over the network). HBM at
-/// 90% of the vendor figure, the
-/// most a streaming kernel reaches (NVIDIA developer forums, "Trouble to
-/// reach peak bandwidth of A100": 1.80 of 2.04 TB/s, 88% by Nsight
-/// Compute, against about 90% for the best kernel of a GTC talk). Other
-/// loops and memory sizes are vendor figures.
+/// 90% of the vendor figure, the most a streaming kernel reaches (NVIDIA
+/// developer forums, "Trouble to reach peak bandwidth of A100": 1.80 of
+/// 2.04 TB/s, 88% by Nsight Compute, against about 90% for the best kernel
+/// of a GTC talk). Other loops and memory sizes are vendor figures.
 constexpr double kA100Matmul = 271.2 / 312;
 constexpr double kH100Matmul = 794.5 / 989;
 constexpr double kHbm = 0.9;
