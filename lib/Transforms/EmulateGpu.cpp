@@ -73,7 +73,8 @@ struct SbpEmulateGpuPass
     getOperation().walk([&](Operation *op) {
       if (auto launch = dyn_cast<gpu::LaunchOp>(op))
         launches.push_back(launch);
-      else if (isa<gpu::AllocOp, gpu::DeallocOp, gpu::WaitOp>(op))
+      else if (isa<gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp, gpu::WaitOp>(
+                   op))
         ops.push_back(op);
     });
     for (gpu::LaunchOp launch : launches)
@@ -88,6 +89,9 @@ struct SbpEmulateGpuPass
         alloc.getMemref().replaceAllUsesWith(host);
       } else if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
         memref::DeallocOp::create(builder, op->getLoc(), dealloc.getMemref());
+      } else if (auto copy = dyn_cast<gpu::MemcpyOp>(op)) {
+        memref::CopyOp::create(builder, op->getLoc(), copy.getSrc(),
+                               copy.getDst());
       }
     }
     // Tokens only ordered work that now runs in program order; their users

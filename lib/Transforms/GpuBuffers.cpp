@@ -52,6 +52,28 @@ void deallocate(OpBuilder &builder, Location loc, Value buffer) {
                       ValueRange{dealloc.getAsyncToken()});
 }
 
+/// Replaces the host global that `get` reads (a bufferized constant: the
+/// weights of an imported model) with a device copy, freed at the end of
+/// the block that reads it. Kernels cannot read host memory.
+void uploadGlobal(memref::GetGlobalOp get) {
+  OpBuilder builder(get->getContext());
+  builder.setInsertionPointAfter(get);
+  Location loc = get.getLoc();
+  auto type = cast<MemRefType>(get.getType());
+  Value device = allocate(builder, loc, type, ValueRange());
+  get.getResult().replaceAllUsesExcept(device, device.getDefiningOp());
+  auto token =
+      gpu::WaitOp::create(builder, loc, builder.getType<gpu::AsyncTokenType>(),
+                          ValueRange())
+          .getAsyncToken();
+  auto copy = gpu::MemcpyOp::create(builder, loc,
+                                    builder.getType<gpu::AsyncTokenType>(),
+                                    ValueRange{token}, device, get.getResult());
+  gpu::WaitOp::create(builder, loc, Type(), ValueRange{copy.getAsyncToken()});
+  builder.setInsertionPoint(get->getBlock()->getTerminator());
+  deallocate(builder, loc, device);
+}
+
 /// The base address of `buffer`, as a host integer.
 Value getBaseAddress(OpBuilder &builder, Location loc, Value buffer) {
   auto base = memref::ExtractStridedMetadataOp::create(builder, loc, buffer)
@@ -113,6 +135,7 @@ struct SbpGpuBuffersPass
 
   void runOnOperation() override {
     SmallVector<Operation *> ops;
+    getOperation().walk(uploadGlobal);
     WalkResult walk = getOperation().walk([&](Operation *op) {
       if (isa<memref::AllocaOp>(op))
         return op->emitOpError() << "allocates on the host stack; the GPU "

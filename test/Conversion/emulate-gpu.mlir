@@ -40,3 +40,15 @@ func.func @launch(%buf: memref<100xf32>) {
   gpu.wait [%t3]
   return
 }
+
+// A copy between buffers is a host copy.
+// CHECK-LABEL: func.func @memcpy
+// CHECK-NOT:   gpu.
+// CHECK:       memref.copy %arg1, %arg0 : memref<4xf32> to memref<4xf32>
+// CHECK-NEXT:  return
+func.func @memcpy(%dst: memref<4xf32>, %src: memref<4xf32>) {
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %dst, %src : memref<4xf32>, memref<4xf32>
+  gpu.wait [%t1]
+  return
+}

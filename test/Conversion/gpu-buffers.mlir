@@ -61,3 +61,27 @@ func.func @dealloc_retained(%a: memref<4xf32>, %b: memref<4xf32>, %ca: i1, %cb: 
   %own = bufferization.dealloc (%a, %b : memref<4xf32>, memref<4xf32>) if (%ca, %cb) retain (%r : memref<4xf32>)
   return %own : i1
 }
+
+// -----
+
+// A bufferized constant lives in host memory: the kernels read a device
+// copy of it, freed at the end of its block.
+// CHECK-LABEL: func.func @reads_global
+// CHECK:       %[[HOST:.*]] = memref.get_global @w : memref<4xf32>
+// CHECK:       %[[DEV:.*]], %[[T1:.*]] = gpu.alloc async [%{{.*}}] () : memref<4xf32>
+// CHECK:       gpu.wait [%[[T1]]]
+// CHECK:       %[[T2:.*]] = gpu.wait async
+// CHECK:       %[[T3:.*]] = gpu.memcpy async [%[[T2]]] %[[DEV]], %[[HOST]] : memref<4xf32>, memref<4xf32>
+// CHECK:       gpu.wait [%[[T3]]]
+// CHECK:       linalg.add ins(%[[DEV]], %arg0 : memref<4xf32>, memref<4xf32>)
+// CHECK:       memref.extract_strided_metadata %[[DEV]]
+// CHECK:       gpu.dealloc
+// CHECK-NEXT:  gpu.wait
+// CHECK-NEXT:  return
+
+memref.global "private" constant @w : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+func.func @reads_global(%x: memref<4xf32>) {
+  %w = memref.get_global @w : memref<4xf32>
+  linalg.add ins(%w, %x : memref<4xf32>, memref<4xf32>) outs(%x : memref<4xf32>)
+  return
+}

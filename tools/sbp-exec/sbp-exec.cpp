@@ -153,6 +153,11 @@ int main(int argc, char **argv) {
       reinterpret_cast<void (*)(void **)>(dlsym(handle, symbol.c_str()));
   if (!entry)
     return usage(library + " has no " + symbol);
+  // The program's global constructors (its kernel images' loads), which
+  // `dlopen` does not run: sbp-run exports them as one function.
+  if (auto init =
+          reinterpret_cast<void (*)()>(dlsym(handle, "sbp_program_init")))
+    init();
   LoadedProgram program(entry, manifest->backend);
 
   // Saved inputs, else random ones of the recorded global shapes (large

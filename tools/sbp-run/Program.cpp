@@ -16,6 +16,9 @@
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "sbp/Transforms/Pipelines.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -29,6 +32,39 @@ using ::sbp::runtime::LayoutEntry;
 using ::sbp::runtime::NpyArray;
 
 namespace {
+
+/// Exports the module's global constructors (the loads of its kernel
+/// images, which the translation of `gpu.binary` creates) as one function,
+/// `sbp_program_init`: the JIT runs them itself, but its object code keeps
+/// them in a private initializer that no `dlopen` of a saved program runs,
+/// so sbp-exec calls this one.
+void exportConstructors(llvm::Module &module) {
+  auto *table = module.getGlobalVariable("llvm.global_ctors");
+  auto *entries =
+      table ? dyn_cast_or_null<llvm::ConstantArray>(table->getInitializer())
+            : nullptr;
+  if (!entries)
+    return;
+  SmallVector<std::pair<uint64_t, llvm::Function *>> ctors;
+  for (llvm::Value *entry : entries->operands()) {
+    auto *fields = cast<llvm::ConstantStruct>(entry);
+    auto *function =
+        dyn_cast<llvm::Function>(fields->getOperand(1)->stripPointerCasts());
+    if (function)
+      ctors.push_back(
+          {cast<llvm::ConstantInt>(fields->getOperand(0))->getZExtValue(),
+           function});
+  }
+  llvm::stable_sort(ctors, llvm::less_first());
+  llvm::LLVMContext &context = module.getContext();
+  auto *init = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
+      llvm::GlobalValue::ExternalLinkage, "sbp_program_init", module);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "", init));
+  for (auto [priority, ctor] : ctors)
+    builder.CreateCall(ctor);
+  builder.CreateRetVoid();
+}
 
 /// The runtime type for `type`, or nothing.
 std::optional<sbp_dtype> getDtype(Type type) {
@@ -280,8 +316,14 @@ CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
   }
 
   // The options hold references: the transformer must outlive create().
-  std::function<llvm::Error(llvm::Module *)> transformer =
+  std::function<llvm::Error(llvm::Module *)> optimizer =
       makeOptimizingTransformer(3, 0, nullptr);
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      [&](llvm::Module *llvmModule) {
+        if (saveable)
+          exportConstructors(*llvmModule);
+        return optimizer(llvmModule);
+      };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;

@@ -545,6 +545,10 @@ def SbpGpuBuffersPass : Pass<"sbp-gpu-buffers", "ModuleOp"> {
       rank's stream in sbp's runtime);
     - `bufferization.clone` becomes `gpu.alloc` and a `memref.copy` (a
       kernel after `sbp-linalg-to-gpu`);
+    - `memref.get_global` (a bufferized constant, such as an imported
+      model's weights, in host memory) is read through a device copy:
+      `gpu.alloc` and `gpu.memcpy` after it, `gpu.dealloc` at the end of
+      its block;
     - `bufferization.dealloc` becomes, for each buffer, a comparison of
       base pointers (host integers, no device access) with the retained
       buffers and the earlier ones, and a `gpu.dealloc` under the
@@ -630,7 +634,8 @@ def SbpEmulateGpuPass : Pass<"sbp-emulate-gpu", "ModuleOp"> {
   let description = [{
     Replaces every `gpu.launch` by loops over its blocks and threads that
     run its body on the host, `gpu.alloc` by `memref.alloc`, `gpu.dealloc`
-    by `memref.dealloc`, and drops `gpu.wait`. With it, the program that
+    by `memref.dealloc`, `gpu.memcpy` by `memref.copy`, and drops
+    `gpu.wait`. With it, the program that
     `sbp-gpu-buffers` and `sbp-linalg-to-gpu` produce runs through the CPU
     lowering, so that the kernels' indexing, reductions and buffer
     lifetimes are checked numerically against the reference on machines

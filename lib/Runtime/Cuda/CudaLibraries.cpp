@@ -94,14 +94,12 @@ const Cublas *sbp::cuda::getCublas(std::string *error) {
           failure = "no cuBLAS: " + failure;
           return false;
         }
-        return resolve(handle, "cublasCreate_v2", cublas.create, failure) &&
-               resolve(handle, "cublasDestroy_v2", cublas.destroy, failure) &&
-               resolve(handle, "cublasSetStream_v2", cublas.setStream,
-                       failure) &&
-               resolve(handle, "cublasGemmStridedBatchedEx",
-                       cublas.gemmStridedBatchedEx, failure) &&
-               resolve(handle, "cublasGetStatusString", cublas.getStatusString,
-                       failure);
+        bool ok = true;
+#define SBP_RESOLVE(member, function, type)                                    \
+  ok &= resolve(handle, SBP_STRINGIFY(function), cublas.member, failure);
+        SBP_CUBLAS_FUNCTIONS(SBP_RESOLVE)
+#undef SBP_RESOLVE
+        return ok;
       },
       error);
 }
@@ -114,21 +112,12 @@ const Nccl *sbp::cuda::getNccl(std::string *error) {
           failure = "no NCCL: " + failure;
           return false;
         }
-        return resolve(handle, "ncclGetUniqueId", nccl.getUniqueId, failure) &&
-               resolve(handle, "ncclCommInitRank", nccl.commInitRank,
-                       failure) &&
-               resolve(handle, "ncclCommDestroy", nccl.commDestroy, failure) &&
-               resolve(handle, "ncclAllReduce", nccl.allReduce, failure) &&
-               resolve(handle, "ncclAllGather", nccl.allGather, failure) &&
-               resolve(handle, "ncclReduceScatter", nccl.reduceScatter,
-                       failure) &&
-               resolve(handle, "ncclBroadcast", nccl.broadcast, failure) &&
-               resolve(handle, "ncclSend", nccl.send, failure) &&
-               resolve(handle, "ncclRecv", nccl.recv, failure) &&
-               resolve(handle, "ncclGroupStart", nccl.groupStart, failure) &&
-               resolve(handle, "ncclGroupEnd", nccl.groupEnd, failure) &&
-               resolve(handle, "ncclGetErrorString", nccl.getErrorString,
-                       failure);
+        bool ok = true;
+#define SBP_RESOLVE(member, function, type)                                    \
+  ok &= resolve(handle, SBP_STRINGIFY(function), nccl.member, failure);
+        SBP_NCCL_FUNCTIONS(SBP_RESOLVE)
+#undef SBP_RESOLVE
+        return ok;
       },
       error);
 }

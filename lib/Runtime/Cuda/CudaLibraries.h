@@ -85,20 +85,31 @@ enum {
   CUBLAS_COMPUTE_64F = 70,
 };
 
+/// `type`, declarable before a name when it is a function pointer's.
+template <typename T> using Declared = T;
+
+/// cuBLAS's functions: (member, symbol, type); each one is resolved.
+#define SBP_CUBLAS_FUNCTIONS(X)                                                \
+  X(create, cublasCreate_v2, int (*)(cublasHandle_t *))                        \
+  X(destroy, cublasDestroy_v2, int (*)(cublasHandle_t))                        \
+  X(setStream, cublasSetStream_v2, int (*)(cublasHandle_t, CUstream))          \
+  X(gemmStridedBatchedEx, cublasGemmStridedBatchedEx,                          \
+    int (*)(cublasHandle_t, int, int, int, int, int, const void *,             \
+            const void *, int, int, long long, const void *, int, int,         \
+            long long, const void *, void *, int, int, long long, int, int,    \
+            int))                                                              \
+  X(saxpy, cublasSaxpy_v2,                                                     \
+    int (*)(cublasHandle_t, int, const float *, const float *, int, float *,   \
+            int))                                                              \
+  X(daxpy, cublasDaxpy_v2,                                                     \
+    int (*)(cublasHandle_t, int, const double *, const double *, int,          \
+            double *, int))                                                    \
+  X(getStatusString, cublasGetStatusString, const char *(*)(int))
+
 struct Cublas {
-  int (*create)(cublasHandle_t *) = nullptr;
-  int (*destroy)(cublasHandle_t) = nullptr;
-  int (*setStream)(cublasHandle_t, CUstream) = nullptr;
-  int (*gemmStridedBatchedEx)(cublasHandle_t, int, int, int, int, int,
-                              const void *, const void *, int, int, long long,
-                              const void *, int, int, long long, const void *,
-                              void *, int, int, long long, int, int,
-                              int) = nullptr;
-  int (*saxpy)(cublasHandle_t, int, const float *, const float *, int, float *,
-               int) = nullptr;
-  int (*daxpy)(cublasHandle_t, int, const double *, const double *, int,
-               double *, int) = nullptr;
-  const char *(*getStatusString)(int) = nullptr;
+#define SBP_DECLARE(member, function, type) Declared<type> member = nullptr;
+  SBP_CUBLAS_FUNCTIONS(SBP_DECLARE)
+#undef SBP_DECLARE
 };
 
 /// cuBLAS, or null with `error` set.
@@ -118,23 +129,31 @@ enum {
 };
 enum { ncclSum = 0, ncclMax = 2, ncclMin = 3 };
 
+/// NCCL's functions: (member, symbol, type); each one is resolved.
+#define SBP_NCCL_FUNCTIONS(X)                                                  \
+  X(getUniqueId, ncclGetUniqueId, int (*)(ncclUniqueId *))                     \
+  X(commInitRank, ncclCommInitRank,                                            \
+    int (*)(ncclComm_t *, int, ncclUniqueId, int))                             \
+  X(commDestroy, ncclCommDestroy, int (*)(ncclComm_t))                         \
+  X(allReduce, ncclAllReduce,                                                  \
+    int (*)(const void *, void *, size_t, int, int, ncclComm_t, CUstream))     \
+  X(allGather, ncclAllGather,                                                  \
+    int (*)(const void *, void *, size_t, int, ncclComm_t, CUstream))          \
+  X(reduceScatter, ncclReduceScatter,                                          \
+    int (*)(const void *, void *, size_t, int, int, ncclComm_t, CUstream))     \
+  X(broadcast, ncclBroadcast,                                                  \
+    int (*)(const void *, void *, size_t, int, int, ncclComm_t, CUstream))     \
+  X(send, ncclSend,                                                            \
+    int (*)(const void *, size_t, int, int, ncclComm_t, CUstream))             \
+  X(recv, ncclRecv, int (*)(void *, size_t, int, int, ncclComm_t, CUstream))   \
+  X(groupStart, ncclGroupStart, int (*)())                                     \
+  X(groupEnd, ncclGroupEnd, int (*)())                                         \
+  X(getErrorString, ncclGetErrorString, const char *(*)(int))
+
 struct Nccl {
-  int (*getUniqueId)(ncclUniqueId *) = nullptr;
-  int (*commInitRank)(ncclComm_t *, int, ncclUniqueId, int) = nullptr;
-  int (*commDestroy)(ncclComm_t) = nullptr;
-  int (*allReduce)(const void *, void *, size_t, int, int, ncclComm_t,
-                   CUstream) = nullptr;
-  int (*allGather)(const void *, void *, size_t, int, ncclComm_t,
-                   CUstream) = nullptr;
-  int (*reduceScatter)(const void *, void *, size_t, int, int, ncclComm_t,
-                       CUstream) = nullptr;
-  int (*broadcast)(const void *, void *, size_t, int, int, ncclComm_t,
-                   CUstream) = nullptr;
-  int (*send)(const void *, size_t, int, int, ncclComm_t, CUstream) = nullptr;
-  int (*recv)(void *, size_t, int, int, ncclComm_t, CUstream) = nullptr;
-  int (*groupStart)() = nullptr;
-  int (*groupEnd)() = nullptr;
-  const char *(*getErrorString)(int) = nullptr;
+#define SBP_DECLARE(member, function, type) Declared<type> member = nullptr;
+  SBP_NCCL_FUNCTIONS(SBP_DECLARE)
+#undef SBP_DECLARE
 };
 
 /// NCCL, or null with `error` set.
