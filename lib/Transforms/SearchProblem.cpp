@@ -81,6 +81,35 @@ bool isView(Operation *op) {
       op);
 }
 
+/// The value whose buffer `value` is: a loop's iteration argument and
+/// result are the buffer of its initial value.
+Value getCarriedRoot(Value value) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!loop || arg.getArgNumber() == 0)
+        return value;
+      value = loop.getInitArgs()[arg.getArgNumber() - 1];
+    } else if (auto loop = value.getDefiningOp<scf::ForOp>()) {
+      value = loop.getInitArgs()[cast<OpResult>(value).getResultNumber()];
+    } else {
+      return value;
+    }
+  }
+}
+
+/// Whether `result` is written into the buffer of a loop-carried value
+/// (an insert into the saved-activation stack, an accumulation into a
+/// gradient): bufferized in place, it holds no bytes of its own.
+bool isInPlaceOnCarried(OpResult result) {
+  auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
+  if (!dps)
+    return false;
+  auto arg = dyn_cast<BlockArgument>(dps.getTiedOpOperand(result)->get());
+  return arg && arg.getArgNumber() > 0 &&
+         isa<scf::ForOp>(arg.getOwner()->getParentOp());
+}
+
 /// Identifies ops that cost the same under each of the same signatures:
 /// name, attributes, types, payload and the signatures themselves (a fill's
 /// signatures depend on the value it fills with).
@@ -120,13 +149,24 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
   NdSbpAttr replicated = getReplicated(mesh);
   StringRef name = SbpDialect::getShardingAttrName();
   Block &entry = func.getFunctionBody().front();
-  DenseMap<Operation *, unsigned> position;
-  for (Operation &op : entry)
-    position[&op] = problem.numPositions++;
-  auto topPosition = [&](Operation *op) {
-    while (op->getBlock() != &entry)
-      op = op->getParentOp();
-    return position.lookup(op);
+  // Every op in program order, nested ones too, and where each loop's
+  // body ends: a value used in a loop lives until the loop's end, one
+  // defined in its body only until its last use there.
+  DenseMap<Operation *, unsigned> position, loopEnd;
+  func.getFunctionBody().walk<WalkOrder::PreOrder>(
+      [&](Operation *op) { position[op] = problem.numPositions++; });
+  func.getFunctionBody().walk([&](scf::ForOp loop) {
+    loopEnd[loop] = position.lookup(loop.getBody()->getTerminator());
+  });
+  auto livePosition = [&](Value value, Operation *at) {
+    unsigned live = position.lookup(at);
+    Value root = getCarriedRoot(value);
+    Operation *scope = root.getParentBlock()->getParentOp();
+    for (auto loop = at->getParentOfType<scf::ForOp>();
+         loop && !loop->isAncestor(scope);
+         loop = loop->getParentOfType<scf::ForOp>())
+      live = std::max(live, loopEnd.lookup(loop));
+    return live;
   };
 
   DenseMap<Value, std::pair<int, unsigned>> produced;
@@ -290,7 +330,8 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     use.consumerLayout = need;
     use.needsProduced = needsProduced;
     use.multiplicity = getMultiplicity(at);
-    use.position = topPosition(at);
+    use.position = position.lookup(at);
+    use.liveUntil = livePosition(operand.get(), at);
     problem.uses.push_back(use);
   };
   for (auto [index, node] : llvm::enumerate(nodes)) {
@@ -320,6 +361,16 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     }
   });
 
+  // An empty tensor's buffer is allocated by its user, except a loop's,
+  // which holds it across the loop (the saved-activation stack).
+  auto holdsBytes = [&](OpResult result) {
+    if (isInPlaceOnCarried(result))
+      return false;
+    if (!isa<tensor::EmptyOp>(result.getOwner()))
+      return true;
+    return llvm::any_of(result.getUsers(),
+                        [](Operation *user) { return isa<scf::ForOp>(user); });
+  };
   // Compute times and result bytes, shared by ops of one structure.
   std::map<std::vector<const void *>, unsigned> seen;
   problem.defPosition.assign(nodes.size(), 0);
@@ -328,9 +379,13 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     SmallVector<double> times, bytes;
     if (node.kind == NodeKind::Op) {
       problem.defPosition[index] = problem.lastUse[index] =
-          topPosition(node.op);
-      auto [it, inserted] =
-          seen.try_emplace(getStructuralKey(node.op, node.signatures), index);
+          position.lookup(node.op);
+      std::vector<const void *> key =
+          getStructuralKey(node.op, node.signatures);
+      static const char holds = 0;
+      for (OpResult result : node.op->getResults())
+        key.push_back(holdsBytes(result) ? &holds : nullptr);
+      auto [it, inserted] = seen.try_emplace(std::move(key), index);
       if (!inserted) {
         problem.computeTimes.push_back(problem.computeTimes[it->second]);
         problem.resultBytes.push_back(problem.resultBytes[it->second]);
@@ -340,11 +395,12 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
         times.push_back(
             model.getComputeTime(model.getOpWork(node.op, signature)));
         double held = 0;
-        if (!isView(node.op) && !isa<tensor::EmptyOp>(node.op))
+        if (!isView(node.op))
           for (OpResult result : node.op->getResults())
             if (auto type = dyn_cast<RankedTensorType>(result.getType()))
-              held += model.getLocalBytes(
-                  type, signature.results[result.getResultNumber()]);
+              if (holdsBytes(result))
+                held += model.getLocalBytes(
+                    type, signature.results[result.getResultNumber()]);
         bytes.push_back(held);
       }
     } else if (node.kind == NodeKind::Argument) {
@@ -373,7 +429,7 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
   for (const Use &use : problem.uses)
     if (use.producer >= 0)
       problem.lastUse[use.producer] =
-          std::max(problem.lastUse[use.producer], use.position);
+          std::max(problem.lastUse[use.producer], use.liveUntil);
   // A view keeps its source alive as long as itself; views come after
   // their sources, so one backward pass carries lifetimes through chains.
   SmallVector<SmallVector<unsigned>> sourcesOfView(nodes.size());

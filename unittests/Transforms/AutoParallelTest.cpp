@@ -115,4 +115,59 @@ TEST(AutoParallel, SearchMatchesBruteForceOnRandomPrograms) {
   EXPECT_LT(skipped, 20u);
 }
 
+// A forward loop saving each layer's input in a stack and a backward loop
+// reading it, on one device: the stack (1 KiB) lives from its
+// `tensor.empty` to the end of the backward loop, inserts into it are in
+// place, and a loop body's values live only from their definition to their
+// last use in the body. The peak is in the backward body: the stack, then
+// the saved slice and its tanh (256 B each), then that tanh and the
+// product; plus the argument (256 B).
+TEST(AutoParallel, PeakMemoryFollowsLoops) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerSbpDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  const char *text = R"mlir(
+    sbp.mesh @m shape = [1]
+    func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %stack = tensor.empty() : tensor<4x64xf32>
+      %fwd:2 = scf.for %i = %c0 to %c4 step %c1
+          iter_args(%h = %x, %s = %stack) -> (tensor<64xf32>, tensor<4x64xf32>) {
+        %s2 = tensor.insert_slice %h into %s[%i, 0] [1, 64] [1, 1]
+            : tensor<64xf32> into tensor<4x64xf32>
+        %h2 = math.tanh %h : tensor<64xf32>
+        scf.yield %h2, %s2 : tensor<64xf32>, tensor<4x64xf32>
+      }
+      %bwd = scf.for %i = %c0 to %c4 step %c1
+          iter_args(%g = %fwd#0) -> (tensor<64xf32>) {
+        %saved = tensor.extract_slice %fwd#1[%i, 0] [1, 64] [1, 1]
+            : tensor<4x64xf32> to tensor<64xf32>
+        %t = math.tanh %saved : tensor<64xf32>
+        %g2 = arith.mulf %g, %t : tensor<64xf32>
+        scf.yield %g2 : tensor<64xf32>
+      }
+      return %bwd : tensor<64xf32>
+    })mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  auto meshOp = *module->getOps<MeshOp>().begin();
+  auto func = *module->getOps<FunctionOpInterface>().begin();
+  auto cluster = getClusterPreset("dgx-a100-8");
+  ASSERT_TRUE(bool(cluster));
+  cluster->hostCores = 1024;
+  auto model = CostModel::get(*cluster, meshOp.getShape());
+  ASSERT_TRUE(bool(model));
+  FailureOr<SearchProblem> problem = SearchProblem::build(func, meshOp, *model);
+  ASSERT_TRUE(succeeded(problem));
+  // One device: each node's first state replicates.
+  std::vector<unsigned> plan(problem->getNodes().size(), 0);
+  PlanCost cost = problem->evaluate(plan);
+  EXPECT_EQ(cost.parameterBytes, 256);
+  EXPECT_EQ(cost.peakMemory, 256 + 1024 + 2 * 256);
+}
+
 } // namespace

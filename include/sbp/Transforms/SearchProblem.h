@@ -113,8 +113,11 @@ private:
     bool needsProduced = false;
     NdSbpAttr consumerLayout;
     double multiplicity = 1;
-    /// Position of the consumer in the function's top-level order.
-    unsigned position = 0;
+    /// Position of the consumer in the function's order (nested ops
+    /// numbered), and until where the use keeps the value alive: the end
+    /// of the outermost loop around the consumer that is not around the
+    /// value's buffer.
+    unsigned position = 0, liveUntil = 0;
   };
 
   SearchProblem(FunctionOpInterface func, const CostModel &model)
@@ -129,8 +132,8 @@ private:
   SmallVector<Use> uses;
   /// Compute seconds and result bytes per op node and state.
   SmallVector<SmallVector<double>> computeTimes, resultBytes;
-  /// Per node: top-level position of its definition and of its last use
-  /// (for liveness); view ops extend their source's life.
+  /// Per node: position of its definition and of its last use (for
+  /// liveness); view ops extend their source's life.
   SmallVector<unsigned> defPosition, lastUse;
   unsigned numPositions = 0;
   /// Results of a training step laid out as the argument that a node
