@@ -23,33 +23,37 @@ using namespace mlir;
 
 namespace {
 
+/// Creates an asynchronous gpu op with `create(tokenType, dependency)`
+/// after a fresh token, and waits for the op's token.
+template <typename Create>
+auto createAndWait(OpBuilder &builder, Location loc, Create create) {
+  Type tokenType = builder.getType<gpu::AsyncTokenType>();
+  Value token = gpu::WaitOp::create(builder, loc, tokenType, ValueRange())
+                    .getAsyncToken();
+  auto op = create(tokenType, ValueRange{token});
+  gpu::WaitOp::create(builder, loc, Type(), ValueRange{op.getAsyncToken()});
+  return op;
+}
+
 /// A device buffer of `type` with dynamic sizes `sizes`.
 Value allocate(OpBuilder &builder, Location loc, MemRefType type,
                ValueRange sizes) {
-  auto token =
-      gpu::WaitOp::create(builder, loc, builder.getType<gpu::AsyncTokenType>(),
-                          ValueRange())
-          .getAsyncToken();
-  auto alloc = gpu::AllocOp::create(
-      builder, loc, type, builder.getType<gpu::AsyncTokenType>(),
-      ValueRange{token}, sizes, ValueRange(), /*hostShared=*/false);
-  gpu::WaitOp::create(builder, loc, Type(), ValueRange{alloc.getAsyncToken()});
-  return alloc.getMemref();
+  return createAndWait(builder, loc,
+                       [&](Type tokenType, ValueRange dependencies) {
+                         return gpu::AllocOp::create(
+                             builder, loc, type, tokenType, dependencies, sizes,
+                             ValueRange(), /*hostShared=*/false);
+                       })
+      .getMemref();
 }
 
 /// Frees device buffer `buffer` (any view of it: its base is freed).
 void deallocate(OpBuilder &builder, Location loc, Value buffer) {
   auto base = memref::ExtractStridedMetadataOp::create(builder, loc, buffer)
                   .getBaseBuffer();
-  auto token =
-      gpu::WaitOp::create(builder, loc, builder.getType<gpu::AsyncTokenType>(),
-                          ValueRange())
-          .getAsyncToken();
-  auto dealloc = gpu::DeallocOp::create(builder, loc,
-                                        builder.getType<gpu::AsyncTokenType>(),
-                                        ValueRange{token}, base);
-  gpu::WaitOp::create(builder, loc, Type(),
-                      ValueRange{dealloc.getAsyncToken()});
+  createAndWait(builder, loc, [&](Type tokenType, ValueRange dependencies) {
+    return gpu::DeallocOp::create(builder, loc, tokenType, dependencies, base);
+  });
 }
 
 /// Replaces the host global that `get` reads (a bufferized constant: the
@@ -59,17 +63,13 @@ void uploadGlobal(memref::GetGlobalOp get) {
   OpBuilder builder(get->getContext());
   builder.setInsertionPointAfter(get);
   Location loc = get.getLoc();
-  auto type = cast<MemRefType>(get.getType());
-  Value device = allocate(builder, loc, type, ValueRange());
-  get.getResult().replaceAllUsesExcept(device, device.getDefiningOp());
-  auto token =
-      gpu::WaitOp::create(builder, loc, builder.getType<gpu::AsyncTokenType>(),
-                          ValueRange())
-          .getAsyncToken();
-  auto copy = gpu::MemcpyOp::create(builder, loc,
-                                    builder.getType<gpu::AsyncTokenType>(),
-                                    ValueRange{token}, device, get.getResult());
-  gpu::WaitOp::create(builder, loc, Type(), ValueRange{copy.getAsyncToken()});
+  Value device =
+      allocate(builder, loc, cast<MemRefType>(get.getType()), ValueRange());
+  get.getResult().replaceAllUsesWith(device);
+  createAndWait(builder, loc, [&](Type tokenType, ValueRange dependencies) {
+    return gpu::MemcpyOp::create(builder, loc, tokenType, dependencies, device,
+                                 get.getResult());
+  });
   builder.setInsertionPoint(get->getBlock()->getTerminator());
   deallocate(builder, loc, device);
 }
