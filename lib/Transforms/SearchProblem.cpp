@@ -380,11 +380,15 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     if (node.kind == NodeKind::Op) {
       problem.defPosition[index] = problem.lastUse[index] =
           position.lookup(node.op);
+      SmallVector<bool> holds =
+          llvm::map_to_vector(node.op->getResults(), [&](OpResult result) {
+            return !isView(node.op) && holdsBytes(result);
+          });
       std::vector<const void *> key =
           getStructuralKey(node.op, node.signatures);
-      static const char holds = 0;
-      for (OpResult result : node.op->getResults())
-        key.push_back(holdsBytes(result) ? &holds : nullptr);
+      static const char marker = 0;
+      for (bool held : holds)
+        key.push_back(held ? &marker : nullptr);
       auto [it, inserted] = seen.try_emplace(std::move(key), index);
       if (!inserted) {
         problem.computeTimes.push_back(problem.computeTimes[it->second]);
@@ -395,12 +399,11 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
         times.push_back(
             model.getComputeTime(model.getOpWork(node.op, signature)));
         double held = 0;
-        if (!isView(node.op))
-          for (OpResult result : node.op->getResults())
-            if (auto type = dyn_cast<RankedTensorType>(result.getType()))
-              if (holdsBytes(result))
-                held += model.getLocalBytes(
-                    type, signature.results[result.getResultNumber()]);
+        for (OpResult result : node.op->getResults())
+          if (auto type = dyn_cast<RankedTensorType>(result.getType()))
+            if (holds[result.getResultNumber()])
+              held += model.getLocalBytes(
+                  type, signature.results[result.getResultNumber()]);
         bytes.push_back(held);
       }
     } else if (node.kind == NodeKind::Argument) {

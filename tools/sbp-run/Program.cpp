@@ -15,8 +15,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "sbp/Transforms/Pipelines.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
@@ -39,30 +39,23 @@ namespace {
 /// them in a private initializer that no `dlopen` of a saved program runs,
 /// so sbp-exec calls this one.
 void exportConstructors(llvm::Module &module) {
-  auto *table = module.getGlobalVariable("llvm.global_ctors");
-  auto *entries =
-      table ? dyn_cast_or_null<llvm::ConstantArray>(table->getInitializer())
-            : nullptr;
-  if (!entries)
+  SmallVector<llvm::orc::CtorDtorIterator::Element> ctors;
+  for (llvm::orc::CtorDtorIterator::Element ctor :
+       llvm::orc::getConstructors(module))
+    if (ctor.Func)
+      ctors.push_back(ctor);
+  if (ctors.empty())
     return;
-  SmallVector<std::pair<uint64_t, llvm::Function *>> ctors;
-  for (llvm::Value *entry : entries->operands()) {
-    auto *fields = cast<llvm::ConstantStruct>(entry);
-    auto *function =
-        dyn_cast<llvm::Function>(fields->getOperand(1)->stripPointerCasts());
-    if (function)
-      ctors.push_back(
-          {cast<llvm::ConstantInt>(fields->getOperand(0))->getZExtValue(),
-           function});
-  }
-  llvm::stable_sort(ctors, llvm::less_first());
+  llvm::stable_sort(ctors, [](const auto &a, const auto &b) {
+    return a.Priority < b.Priority;
+  });
   llvm::LLVMContext &context = module.getContext();
   auto *init = llvm::Function::Create(
       llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
       llvm::GlobalValue::ExternalLinkage, "sbp_program_init", module);
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "", init));
-  for (auto [priority, ctor] : ctors)
-    builder.CreateCall(ctor);
+  for (const auto &ctor : ctors)
+    builder.CreateCall(ctor.Func);
   builder.CreateRetVoid();
 }
 
