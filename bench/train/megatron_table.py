@@ -14,10 +14,14 @@ beside the paper's configuration priced by the same model (data parallel
 for t = 1; for t > 1 the "data x tensor parallel" reference on a
 [GPUs/t, t] mesh) and the paper's measured TFLOP/s.
 
-For rows with pipeline parallelism (p > 1) the search also runs with the
-paper's stage count and micro-batches (`pipeline-stages=p
-micro-batches=batch/d`: it chooses the cuts and every stage's layouts),
-and the search's plan is the faster of the two. The paper's
+The search also runs with the paper's stage count and micro-batches of
+one sequence per data-parallel group (`pipeline-stages=p
+micro-batches=batch/d`: it chooses the cuts and every stage's layouts; for
+p = 1 that is gradient accumulation), and the search's plan is the faster
+of the two. For p = 1, when the paper's configuration does not fit 80 GiB
+without stages, it is priced as Megatron-LM runs it: its layouts with the
+gradients of batch/d micro-batches accumulated (the accumulation report's
+"data x tensor parallel" reference). The paper's
 configuration is then the pipeline report's "data x tensor parallel"
 reference: the same p stages and micro-batches, l/p layers a stage (the
 embedding in the first, the logits in the last), every stage in
@@ -108,12 +112,14 @@ def search(opt, step, cluster, mesh, report, time_limit, limit=""):
 
 
 def search_pipeline(opt, step, cluster, stages, micro_batches, report,
-                    time_limit, limit=""):
+                    time_limit, limit="", mesh=""):
     """Runs the search for a pipeline of `stages` stages and
-    `micro_batches` micro-batches; the report's pipeline entry, or the
-    error text."""
+    `micro_batches` micro-batches (one stage: gradient accumulation); the
+    report's pipeline entry, or the error text."""
     options = (f"cluster={cluster} time-limit={time_limit} "
                f"pipeline-stages={stages} micro-batches={micro_batches}")
+    if mesh:
+        options += f" mesh={mesh}"
     if limit:
         options += f" memory-limit={limit}"
     found, seconds, error = run_search(opt, step, options, report)
@@ -124,6 +130,9 @@ def describe_pipeline(pipeline, layers):
     """A pipeline plan in a few words: its stages' layers."""
     firsts = [s["first_op"] for s in pipeline["per_stage"]]
     mesh = "x".join(str(n) for n in pipeline["stage_mesh"])
+    if pipeline["stages"] == 1:
+        return (f"gradients accumulated over {pipeline['micro_batches']} "
+                f"micro-batches on [{mesh}]")
     return (f"{pipeline['stages']} stages on [{mesh}], "
             f"{pipeline['micro_batches']} micro-batches, cut at units "
             f"{', '.join(str(f) for f in firsts[1:])} (of {layers} layers "
@@ -175,19 +184,18 @@ def main():
         entry, seconds, error = search(
             opt, step, cluster, "",
             os.path.join(work, f"row{index}-plan.json"), opts.time_limit)
-        pipeline = None
-        if p > 1:
-            # The search cut into the paper's number of stages, with its
-            # micro-batches of one sequence per data-parallel group.
-            d = gpus // (t * p)
-            pipeline, more, error = search_pipeline(
-                opt, step, cluster, p, batch // d,
-                os.path.join(work, f"row{index}-pipeline.json"),
-                opts.time_limit)
-            seconds += more
-            if not pipeline:
-                print(f"row {index}: no pipeline: {' '.join(error)}",
-                      file=sys.stderr)
+        # The search cut into the paper's number of stages (one: gradient
+        # accumulation), with its micro-batches of one sequence per
+        # data-parallel group.
+        d = gpus // (t * p)
+        pipeline, more, error = search_pipeline(
+            opt, step, cluster, p, batch // d,
+            os.path.join(work, f"row{index}-pipeline.json"),
+            opts.time_limit)
+        seconds += more
+        if not pipeline:
+            print(f"row {index}: no pipeline: {' '.join(error)}",
+                  file=sys.stderr)
         if pipeline and (not entry or pipeline["step_time_s"] <
                          entry["plan"]["step_time_s"]):
             step_s = pipeline["step_time_s"]
@@ -214,6 +222,22 @@ def main():
             if not paper_entry:
                 priced = f"- ({' '.join(error)})"
         paper_step = reference["step_time_s"] if reference else None
+        if p == 1 and reference and not reference["fits"]:
+            # Megatron-LM accumulates the gradients of micro-batches where
+            # the whole batch's activations do not fit: the same layouts
+            # over batch / d micro-batches (the accumulation reference,
+            # priced without a memory limit as every reference is).
+            accumulated, more, _ = search_pipeline(
+                opt, step, cluster, 1, batch // d,
+                os.path.join(work, f"row{index}-accumulated.json"),
+                opts.time_limit, limit="1024TiB", mesh=f"{gpus // t}x{t}")
+            seconds += more
+            ref = (accumulated or {}).get("references", {}).get(
+                "data x tensor parallel")
+            if ref:
+                paper_step = ref["step_time_s"]
+                reference = {"fits": max(ref["memory_bytes"]) <= 80 * 2**30,
+                             "micro_batches": batch // d}
         if p > 1:
             # Megatron-LM's pipeline of the same stages and micro-batches,
             # priced by the same model (the pipeline report's reference).
@@ -245,6 +269,9 @@ def main():
             fits = (reference["fits"] if p == 1 else bool(pipeline))
             priced = (f"{priced_tflops:.0f} ({priced_tflops / paper:.2f})" +
                       ("" if fits else " (does not fit)"))
+            if p == 1 and "micro_batches" in reference:
+                priced += (f" ({reference['micro_batches']} micro-batches "
+                           f"accumulated)")
         print(f"| {index} | {params} | {gpus} | {t}, {p} | {plan[0]} | "
               f"{plan[1]} | {plan[2]} (paper {paper}) | {plan[3]} | "
               f"{priced} | {seconds:.0f} |", flush=True)

@@ -276,10 +276,13 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
     if (!func.isExternal())
       funcs.push_back(func);
   if (funcs.size() != 1 || module->hasAttr(SbpDialect::getPipelineAttrName())) {
-    if (pipelineStages > 1)
-      return module.emitError() << "sbp-auto-parallel: pipeline-stages="
-                                << static_cast<int64_t>(pipelineStages)
-                                << " needs a module of one function";
+    if (pipelineStages > 1 || (pipelineStages == 1 && microBatches > 1))
+      return module.emitError()
+             << "sbp-auto-parallel: "
+             << (pipelineStages > 1
+                     ? "pipeline-stages=" + std::to_string(pipelineStages)
+                     : "micro-batches=" + std::to_string(microBatches))
+             << " needs a module of one function";
     return false;
   }
   func::FuncOp func = funcs.front();
@@ -324,8 +327,9 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
     return false;
   const PipelinePlan &plan = **planned;
   progress(func.getName(),
-           llvm::formatv("{0} stages, {1} micro-batches: {2:F3} ms per step",
-                         plan.stages, plan.microBatches, plan.stepTime * 1e3));
+           llvm::formatv("{0} stage{1}, {2} micro-batches: {3:F3} ms per step",
+                         plan.stages, plan.stages == 1 ? "" : "s",
+                         plan.microBatches, plan.stepTime * 1e3));
   // Megatron-LM's pipeline, priced before the stages replace the step.
   FailureOr<PipelinePlan> reference = failure();
   if (!report.empty()) {
@@ -391,7 +395,7 @@ void SbpAutoParallelPass::runOnOperation() {
   }
 
   AutoParallelReport writer(*model, *meshOp, limit);
-  if (pipelineStages != 1) {
+  if (pipelineStages != 1 || microBatches > 1) {
     FailureOr<bool> pipelined =
         tryPipeline(*cluster, *meshOp, *model, limit, writer);
     if (failed(pipelined))

@@ -222,7 +222,7 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
                     pipe["per_stage"][0].contains("backward_s");
     os << "\n## Pipeline\n\n"
        << llvm::formatv(
-              "{0} stages on sub-meshes {1} (mesh {2}), {3} micro-batches, "
+              "{0} stage{10} on sub-meshes {1} (mesh {2}), {3} micro-batches, "
               "{4}: predicted step {5} ms, bubble {6:F1}% ((p-1)/(m+p-1) = "
               "{7:F1}%); best plan without stages {8}; {9} stage plans "
               "priced.\n",
@@ -235,7 +235,8 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
               pipe["best_without_stages_s"].is_number()
                   ? ms(pipe["best_without_stages_s"].get<double>()) + " ms"
                   : std::string("none"),
-              pipe["stage_plans_priced"].get<int64_t>())
+              pipe["stage_plans_priced"].get<int64_t>(),
+              pipe["stages"].get<int64_t>() == 1 ? "" : "s")
        << "\n| stage | function | first op | forward ms | "
        << (training ? "backward ms | update ms | " : "")
        << "send ms | memory MiB |\n|---:|---|---:|---:|"

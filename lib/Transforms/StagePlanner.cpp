@@ -131,10 +131,14 @@ int64_t getInFlight(PipelineSchedule schedule, int64_t stage, int64_t stages,
              : std::min(microBatches, stages - stage);
 }
 
-/// The candidate pipeline meshes of `mesh`: its first axis, or all its
-/// devices, cut into K stages.
+/// The candidate pipeline meshes of `mesh`: one stage of all of it
+/// (gradient accumulation, or a batch run in parts), then its first axis,
+/// or all its devices, cut into K stages.
 SmallVector<SmallVector<int64_t>> getPipelineMeshes(ArrayRef<int64_t> mesh) {
   SmallVector<SmallVector<int64_t>> meshes;
+  SmallVector<int64_t> whole = {1};
+  whole.append(mesh.begin() + (mesh[0] == 1), mesh.end());
+  meshes.push_back(whole);
   int64_t devices = 1;
   for (int64_t size : mesh)
     devices *= size;
@@ -226,7 +230,8 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
     func::FuncOp func, const Cluster &cluster, ArrayRef<int64_t> mesh,
     const PipelineSearchOptions &options, double singleStepTime,
     function_ref<void(const Twine &)> progress) {
-  if (options.stages == 1)
+  // One stage of one micro-batch is the step without stages.
+  if (options.stages == 1 && options.microBatches <= 1)
     return std::optional<PipelinePlan>();
   SmallVector<SmallVector<int64_t>> meshes;
   for (SmallVector<int64_t> &shape : getPipelineMeshes(mesh))
@@ -275,8 +280,13 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
     OpBuilder builder = OpBuilder::atBlockBegin(scratch->getBody());
     for (ArrayRef<int64_t> shape : meshes) {
       int64_t k = shape[0];
-      SmallVector<int64_t> segments = getSegments(
-          units.work, units.crossing, std::max(baseSegments, 2 * k));
+      if (k == 1 && count == 1)
+        continue;
+      // One stage is the whole function, priced once.
+      SmallVector<int64_t> segments =
+          k == 1 ? SmallVector<int64_t>{0, int64_t(units.work.size())}
+                 : getSegments(units.work, units.crossing,
+                               std::max(baseSegments, 2 * k));
       int64_t numSegments = segments.size() - 1;
       if (k > numSegments)
         continue;
@@ -414,6 +424,10 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
   }
   if (best)
     best->candidates = priced;
+  else if (options.stages == 1)
+    return emitError(func.getLoc())
+           << "sbp-auto-parallel: no plan of " << options.microBatches
+           << " micro-batches fits memory-limit";
   else if (options.stages)
     return emitError(func.getLoc())
            << "sbp-auto-parallel: no pipeline of " << options.stages

@@ -238,13 +238,23 @@ FailureOr<RangeCost> mlir::sbp::detail::searchTrainingStage(
       heldLayout[{getSourceField(back, a, "input"),
                   getSourceField(back, a, "offset")}] = getArgLayout(back, a);
   unsigned numKept = 0;
+  // The runtime adds each micro-batch's parameter gradients into the
+  // step's sums (`sum += gradient`: two reads and a write a micro-batch).
+  double summing = 0;
   for (unsigned i = 0; i < apply.getNumArguments(); ++i) {
     int64_t gradient = getSourceField(apply, i, "gradient");
     if (gradient >= 0) {
-      setArgLayout(
-          apply, i,
-          back.getResultAttrOfType<NdSbpAttr>(
-              numReceived + gradient, SbpDialect::getShardingAttrName()));
+      auto layout = back.getResultAttrOfType<NdSbpAttr>(
+          numReceived + gradient, SbpDialect::getShardingAttrName());
+      setArgLayout(apply, i, layout);
+      auto type = cast<RankedTensorType>(apply.getArgumentTypes()[i]);
+      OpWork add;
+      add.bytes = model.getLocalBytes(type, layout);
+      add.flops = add.bytes * 8 / type.getElementTypeBitWidth();
+      add.bytes *= 3;
+      add.elementType.clear();
+      llvm::raw_string_ostream(add.elementType) << type.getElementType();
+      summing += model.getComputeTime(add);
       continue;
     }
     // The i-th result is the i-th argument updated.
@@ -287,7 +297,7 @@ FailureOr<RangeCost> mlir::sbp::detail::searchTrainingStage(
   // its loops saved, kept for the backward.
   RangeCost cost;
   cost.time = fwdCost->stepTime();
-  cost.backward = backCost->stepTime();
+  cost.backward = backCost->stepTime() + summing;
   cost.update = updateCost->stepTime();
   cost.parameters = updateCost->peakMemory + working;
   cost.activations = saved;

@@ -141,8 +141,9 @@ cl::opt<bool> blasFlag("blas", cl::desc("Call OpenBLAS for matmuls"),
 cl::opt<int64_t> stagesFlag(
     "pipeline-stages",
     cl::desc("Run the program as a pipeline of K stages, each on its own "
-             "sub-mesh (the mesh's first axis numbers them; with --auto and "
-             "without this flag the search may choose K)"),
+             "sub-mesh (the mesh's first axis numbers them; 1 is the whole "
+             "mesh, accumulating the gradients of --micro-batches; with "
+             "--auto and without this flag the search may choose K)"),
     cl::value_desc("K"), cl::init(0), cl::cat(category));
 cl::opt<int64_t> microBatchesFlag(
     "micro-batches",
@@ -553,6 +554,12 @@ int Runner::getPipelineMesh(int64_t stages,
   int64_t ranks = 1;
   for (int64_t size : mesh)
     ranks *= size;
+  // One stage (gradient accumulation) runs on the whole mesh.
+  if (stages == 1 && mesh.size() > 1 && mesh[0] != 1) {
+    pipelineMesh = {1};
+    pipelineMesh.insert(pipelineMesh.end(), mesh.begin(), mesh.end());
+    return 0;
+  }
   if (mesh.size() > 1) {
     if (mesh[0] != stages)
       return usage("--pipeline-stages " + std::to_string(stages) +
@@ -1107,7 +1114,8 @@ int Runner::runPipeline(ModuleOp logical, StringRef entryName,
     return execution.isUsageError() ? 2 : 3;
   }
   if (execution.isReportingRank())
-    llvm::outs() << "pipeline: " << numStages << " stages on sub-meshes "
+    llvm::outs() << "pipeline: " << numStages
+                 << (numStages == 1 ? " stage" : " stages") << " on sub-meshes "
                  << formatShape(stageMesh) << ", " << pipeline.microBatches
                  << " micro-batches, "
                  << ::sbp::runtime::getScheduleName(pipeline.schedule) << "\n";

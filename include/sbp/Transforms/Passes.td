@@ -113,7 +113,11 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     stage's time includes sending what crosses its end over the link of the
     stage axis) while each stage keeps its parameters plus the activations
     of the micro-batches the schedule holds (`m` in GPipe, `K - s` in stage
-    `s` of 1F1B) within the memory limit. A pipeline is chosen when it is
+    `s` of 1F1B) within the memory limit. One stage of the whole mesh with
+    several micro-batches is gradient accumulation (`pipeline-stages=1
+    micro-batches=m`, and a candidate of `pipeline-stages=0`): the same
+    search of the whole function, one micro-batch's activations live at a
+    time. A pipeline is chosen when it is
     faster than the best plan without stages (or when K is given); with
     `pipeline-stages=0` no stages are searched when that plan's step is
     within `(m + 1) / m` of its compute time, which no pipeline can beat
@@ -155,7 +159,9 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     some plan fits it; `pipeline-stages` is not negative and, above 1,
     divides the mesh's first axis (or, on a mesh of several axes, its
     number of devices), the module has one function and some pipeline of
-    that many stages fits; `micro-batches` is not negative;
+    that many stages fits; `micro-batches` is not negative and, above 1
+    with one stage, the module has one function and some plan of that many
+    micro-batches fits;
     `schedule` is `1f1b` or `gpipe`.
   }];
   let options = [
@@ -177,7 +183,8 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     Option<"timeLimit", "time-limit", "double", /*default=*/"60",
            "Seconds the integer program may take per solve">,
     Option<"pipelineStages", "pipeline-stages", "int64_t", /*default=*/"1",
-           "Pipeline stages: 1 is none, 0 lets the search choose">,
+           "Pipeline stages: 1 is none (gradient accumulation with "
+           "micro-batches above 1), 0 lets the search choose">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
            "Micro-batches of a pipeline (0: the search chooses among 1, 2, "
            "4, 8 and 16)">,
