@@ -162,6 +162,7 @@ void AutoParallelReport::setPipeline(const PipelinePlan &plan,
     if (plan.training) {
       stage["backward_s"] = plan.times[s].backward;
       stage["update_s"] = plan.updates[s];
+      stage["gradient_sum_s"] = plan.sums[s];
     }
     stages.push_back(std::move(stage));
   }

@@ -212,6 +212,7 @@ void finishPlan(PipelinePlan &plan, ArrayRef<RangeCost> ranges,
     times.send = sends[s];
     plan.times.push_back(times);
     plan.updates.push_back(range.update);
+    plan.sums.push_back(range.summing);
     plan.memory.push_back(range.parameters +
                           getInFlight(plan.schedule, s, k, plan.microBatches) *
                               range.activations);

@@ -298,6 +298,7 @@ FailureOr<RangeCost> mlir::sbp::detail::searchTrainingStage(
   RangeCost cost;
   cost.time = fwdCost->stepTime();
   cost.backward = backCost->stepTime() + summing;
+  cost.summing = summing;
   cost.update = updateCost->stepTime();
   cost.parameters = updateCost->peakMemory + working;
   cost.activations = saved;

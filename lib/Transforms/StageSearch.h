@@ -47,6 +47,9 @@ struct RangeCost {
   double backward = 0;
   /// Once per step: a training stage's update.
   double update = 0;
+  /// Per micro-batch, within `backward`: adding its parameter gradients
+  /// into the step's sums.
+  double summing = 0;
   /// Bytes per device held throughout, and per micro-batch in flight.
   double parameters = 0, activations = 0;
   /// Bytes each device sends the next stage per micro-batch (its shards of

@@ -48,6 +48,9 @@ struct PipelinePlan {
   std::vector<::sbp::runtime::StageTimes> times;
   /// Per stage: its update, once per step (training).
   SmallVector<double> updates;
+  /// Per stage, per micro-batch: adding its gradients into the step's sums
+  /// (training; part of its backward time).
+  SmallVector<double> sums;
   /// Per stage: bytes per device with the activations the schedule keeps.
   SmallVector<double> memory;
   /// The predicted timeline of one step, its length and its bubble.
