@@ -243,6 +243,17 @@ OpWork CostModel::getOpWork(Operation *op,
   return work;
 }
 
+double CostModel::getElementwiseTime(RankedTensorType type, NdSbpAttr layout,
+                                     unsigned inputs) const {
+  OpWork work;
+  double bytes = getLocalBytes(type, layout);
+  work.flops =
+      bytes / std::max<int64_t>(1, getElementBytes(type.getElementType()));
+  work.bytes = (inputs + 1) * bytes;
+  work.elementType = getTypeName(type);
+  return getComputeTime(work);
+}
+
 double CostModel::getComputeTime(const OpWork &work) const {
   double rate = work.contraction
                     ? cluster.getPeakFlops(work.elementType, numDevices)

@@ -247,14 +247,9 @@ FailureOr<RangeCost> mlir::sbp::detail::searchTrainingStage(
       auto layout = back.getResultAttrOfType<NdSbpAttr>(
           numReceived + gradient, SbpDialect::getShardingAttrName());
       setArgLayout(apply, i, layout);
-      auto type = cast<RankedTensorType>(apply.getArgumentTypes()[i]);
-      OpWork add;
-      add.bytes = model.getLocalBytes(type, layout);
-      add.flops = add.bytes * 8 / type.getElementTypeBitWidth();
-      add.bytes *= 3;
-      add.elementType.clear();
-      llvm::raw_string_ostream(add.elementType) << type.getElementType();
-      summing += model.getComputeTime(add);
+      summing += model.getElementwiseTime(
+          cast<RankedTensorType>(apply.getArgumentTypes()[i]), layout,
+          /*inputs=*/2);
       continue;
     }
     // The i-th result is the i-th argument updated.

@@ -147,4 +147,24 @@ TEST(CostModel, SlicesMoveTheirRowsOnly) {
   EXPECT_DOUBLE_EQ(model->getOpWork(insert, update).bytes, 2 * row);
 }
 
+TEST(CostModel, ElementwiseTimeOfOneShard) {
+  std::unique_ptr<MLIRContext> context = makeContext();
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>("sbp.mesh @m shape = [2, 4]", context.get());
+  ASSERT_TRUE(module);
+  auto model = CostModel::get(makeCluster(), {2, 4});
+  ASSERT_TRUE(bool(model));
+  auto type = RankedTensorType::get({64, 128}, Float32Type::get(context.get()));
+  SbpEntry b = SbpEntry::broadcast();
+  // `sum += x` on a quarter of the value: 2048 elements, 8 KiB read twice
+  // and written once at 1e11 B/s (the additions, at 1e11 a second, take
+  // less).
+  EXPECT_DOUBLE_EQ(model->getElementwiseTime(
+                       type, nd(*module, b, SbpEntry::split(1)), /*inputs=*/2),
+                   3 * 8192 / 1e11);
+  // Replicated: all 8192 elements.
+  EXPECT_DOUBLE_EQ(model->getElementwiseTime(type, nd(*module, b, b), 2),
+                   3 * 32768 / 1e11);
+}
+
 } // namespace

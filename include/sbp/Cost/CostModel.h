@@ -78,6 +78,10 @@ public:
   OpWork getOpWork(Operation *op, const NdSbpSignature &signature) const;
   /// Seconds of `work`: the larger of compute and memory time.
   double getComputeTime(const OpWork &work) const;
+  /// Seconds of an element-wise op of `inputs` operands that writes one
+  /// device's shard of a `type` value laid out as `layout`.
+  double getElementwiseTime(RankedTensorType type, NdSbpAttr layout,
+                            unsigned inputs) const;
 
 private:
   CostModel(const Cluster &cluster, ArrayRef<int64_t> meshShape,
