@@ -276,7 +276,9 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
     if (!func.isExternal())
       funcs.push_back(func);
   if (funcs.size() != 1 || module->hasAttr(SbpDialect::getPipelineAttrName())) {
-    if (pipelineStages > 1 || (pipelineStages == 1 && microBatches > 1))
+    // Stages or micro-batches asked for (this runs with one stage only for
+    // micro-batches) cannot be had; a search free to choose takes none.
+    if (pipelineStages != 0)
       return module.emitError()
              << "sbp-auto-parallel: "
              << (pipelineStages > 1
