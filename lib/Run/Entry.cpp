@@ -96,8 +96,6 @@ void EntryPoint::call(const std::vector<NpyArray *> &args,
     std::free(buffer);
 }
 
-/// Random values: uniform in [-1, 1) for floats, [0, 4) for integers (small
-/// enough to index any dimension of a test model), 0 or 1 for i1.
 NpyArray sbp::run::randomArray(const TensorSpec &spec,
                                const std::vector<int64_t> &shape,
                                std::mt19937_64 &rng) {
@@ -106,8 +104,12 @@ NpyArray sbp::run::randomArray(const TensorSpec &spec,
   array.shape = shape;
   int64_t n = array.numElements();
   array.data.resize(n * sbp_dtype_size(spec.dtype));
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> integer(0, spec.isBool ? 1 : 3);
+  std::uniform_real_distribution<double> real(spec.positive ? 0.5 : -1.0,
+                                              spec.positive ? 1.5 : 1.0);
+  int64_t most = spec.isBool ? 1 : 3;
+  if (spec.indexBound > 0)
+    most = std::min<int64_t>(most, spec.indexBound - 1);
+  std::uniform_int_distribution<int> integer(0, int(most));
   for (int64_t i = 0; i < n; ++i) {
     switch (spec.dtype) {
     case SBP_F32:
@@ -189,9 +191,14 @@ json toJson(const TensorSpec &spec) {
     else
       layout.push_back("broadcast");
   }
-  return {{"name", spec.name},        {"dtype", static_cast<int>(spec.dtype)},
-          {"bool", spec.isBool},      {"type", spec.typeName},
-          {"shape", spec.localShape}, {"layout", layout}};
+  return {{"name", spec.name},
+          {"dtype", static_cast<int>(spec.dtype)},
+          {"bool", spec.isBool},
+          {"type", spec.typeName},
+          {"shape", spec.localShape},
+          {"layout", layout},
+          {"index_bound", spec.indexBound},
+          {"positive", spec.positive}};
 }
 
 /// Reads `value` into `spec`; false with `error` naming what is wrong.
@@ -217,6 +224,11 @@ bool fromJson(const json &value, const std::vector<int64_t> &mesh,
                 value["bool"].get<bool>();
   if (value.contains("type") && value["type"].is_string())
     spec.typeName = value["type"].get<std::string>();
+  if (value.contains("index_bound") && value["index_bound"].is_number_integer())
+    spec.indexBound = value["index_bound"].get<int64_t>();
+  spec.positive = value.contains("positive") &&
+                  value["positive"].is_boolean() &&
+                  value["positive"].get<bool>();
   for (const json &size : value["shape"]) {
     if (!size.is_number_integer()) {
       error = spec.name + ": shape sizes must be integers";

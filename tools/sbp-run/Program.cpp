@@ -10,7 +10,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "Program.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
@@ -57,6 +61,89 @@ void exportConstructors(llvm::Module &module) {
   for (const auto &ctor : ctors)
     builder.CreateCall(ctor.Func);
   builder.CreateRetVoid();
+}
+
+/// Whether `type` holds integers that can index (not i1 flags).
+bool holdsIndices(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  return element.isIndex() ||
+         (element.isInteger() && element.getIntOrFloatBitWidth() > 1);
+}
+
+/// The smallest static dimension that the values of `arg` index, found by
+/// following them through what moves or computes integers (reshapes,
+/// copies and broadcasts, linalg payloads, integer arithmetic such as an
+/// importer's wrapping of negative indices) to the index operands of
+/// `tensor.extract`; 0 where they index nothing. Random inputs stay below
+/// it: an embedding of two rows (BERT's token types) read at row 3 gives
+/// NaN or garbage, not a test of the program.
+int64_t getIndexBound(BlockArgument arg) {
+  int64_t bound = 0;
+  SmallVector<Value> worklist = {arg};
+  llvm::DenseSet<Value> seen = {arg};
+  auto follow = [&](Value value) {
+    if (holdsIndices(value.getType()) && seen.insert(value).second)
+      worklist.push_back(value);
+  };
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *owner = use.getOwner();
+      if (auto extract = dyn_cast<tensor::ExtractOp>(owner)) {
+        if (use.getOperandNumber() == 0) {
+          follow(extract.getResult());
+          continue;
+        }
+        int64_t size = extract.getTensor().getType().getDimSize(
+            use.getOperandNumber() - 1);
+        if (!ShapedType::isDynamic(size) && size > 0)
+          bound = bound ? std::min(bound, size) : size;
+      } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(owner)) {
+        if (BlockArgument inner = linalgOp.getMatchingBlockArgument(&use))
+          follow(inner);
+      } else if (isa<linalg::YieldOp>(owner)) {
+        follow(owner->getParentOp()->getResult(use.getOperandNumber()));
+      } else if (isa<arith::ArithDialect, tensor::TensorDialect>(
+                     owner->getDialect())) {
+        for (Value result : owner->getResults())
+          follow(result);
+      }
+    }
+  }
+  return bound;
+}
+
+/// Whether the program takes the square root or logarithm of the float
+/// values of `arg` as they are or offset (through copies, reshapes,
+/// broadcasts and additions): a batch-norm variance. Random values of
+/// either sign there give NaN, not a test.
+bool needsPositive(BlockArgument arg) {
+  SmallVector<Value> worklist = {arg};
+  llvm::DenseSet<Value> seen = {arg};
+  auto follow = [&](Value value) {
+    if (seen.insert(value).second)
+      worklist.push_back(value);
+  };
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *owner = use.getOwner();
+      if (isa<math::SqrtOp, math::RsqrtOp, math::LogOp>(owner))
+        return true;
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(owner)) {
+        if (BlockArgument inner = linalgOp.getMatchingBlockArgument(&use))
+          follow(inner);
+      } else if (isa<linalg::YieldOp>(owner)) {
+        follow(owner->getParentOp()->getResult(use.getOperandNumber()));
+      } else if (isa<arith::AddFOp, arith::ExtFOp, arith::TruncFOp>(owner) ||
+                 (isa<tensor::TensorDialect>(owner->getDialect()) &&
+                  !isa<tensor::ExtractOp>(owner))) {
+        for (Value result : owner->getResults())
+          follow(result);
+      }
+    }
+  }
+  return false;
 }
 
 /// The runtime type for `type`, or nothing.
@@ -269,6 +356,12 @@ auto ::sbp::run::describeEntry(func::FuncOp func,
     if (auto error = describe(func.getArgumentTypes()[i],
                               func.getArgAttrDict(i), mesh, args[i]))
       return error;
+    if (!args[i].isBool && holdsIndices(func.getArgumentTypes()[i]) &&
+        !func.isExternal())
+      args[i].indexBound = getIndexBound(func.getArgument(i));
+    if (isa<FloatType>(getElementTypeOrSelf(func.getArgumentTypes()[i])) &&
+        !func.isExternal())
+      args[i].positive = needsPositive(func.getArgument(i));
   }
   for (unsigned i = 0; i < results.size(); ++i) {
     results[i].name = "result" + std::to_string(i);

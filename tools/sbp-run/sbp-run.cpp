@@ -684,10 +684,16 @@ int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
     if (int64_t(i) >= numCarried)
       continue;
     // Training starts from zero optimizer state and from parameters
-    // scaled by their fan-in (dimension 0 of a matmul's [in, out] weight).
+    // scaled by their fan-in: all dimensions but the last (a matmul's [in,
+    // out] weight: in; a convolution's [h, w, in, out] kernel: h * w * in);
+    // those that must be positive stay as they are.
     const std::vector<int64_t> &shape = args[i].localShape;
+    double fanIn = 1;
+    for (size_t d = 0; d + 1 < shape.size(); ++d)
+      fanIn *= double(shape[d]);
     double scale = int64_t(i) >= numParams ? 0
-                   : shape.size() >= 2     ? 1 / std::sqrt(double(shape[0]))
+                   : args[i].positive      ? 1
+                   : shape.size() >= 2     ? 1 / std::sqrt(fanIn)
                                            : 0.1;
     int64_t n = inputs[i].numElements();
     for (int64_t k = 0; k < n; ++k)
@@ -961,6 +967,10 @@ int Runner::checkGradients(const EntryPoint &program,
     double estimated = (moved[0] - moved[1]) / (2 * epsilon);
     double scale = std::max(std::abs(estimated), std::abs(computed));
     double error = scale > 1e-12 ? std::abs(estimated - computed) / scale : 0;
+    // A NaN or infinite gradient is wrong, however the others compare
+    // (std::max would drop a NaN).
+    if (!std::isfinite(estimated) || !std::isfinite(computed))
+      error = INFINITY;
     worst = std::max(worst, error);
     if (reporting)
       llvm::outs() << "gradient " << paramNames[i]

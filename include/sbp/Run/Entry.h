@@ -34,6 +34,12 @@ struct TensorSpec {
   std::vector<int64_t> localShape;
   /// Layout over the mesh.
   runtime::Layout layout;
+  /// For integers: the smallest dimension the program indexes with them
+  /// (0: none), which random values stay below.
+  int64_t indexBound = 0;
+  /// For floats: the program takes their square root or logarithm, so
+  /// random values are positive.
+  bool positive = false;
 };
 
 /// Where a program runs. EmulatedCuda lowers for the GPU but runs the
@@ -76,9 +82,10 @@ protected:
   Backend backend = Backend::Cpu;
 };
 
-/// Random values for `spec` of `shape`: uniform in [-1, 1) for floats,
-/// [0, 4) for integers (small enough to index any dimension of a test
-/// model), 0 or 1 for i1.
+/// Random values for `spec` of `shape`: uniform in [-1, 1) for floats
+/// ([0.5, 1.5) for `spec.positive`),
+/// [0, 4) for integers, below `spec.indexBound` where that is smaller (valid
+/// indices of any dimension the program reads with them), 0 or 1 for i1.
 runtime::NpyArray randomArray(const TensorSpec &spec,
                               const std::vector<int64_t> &shape,
                               std::mt19937_64 &rng);
