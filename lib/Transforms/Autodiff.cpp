@@ -24,6 +24,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -73,9 +74,10 @@ bool hasElementwiseRule(Operation *op) {
 
 /// The adjoints of the operands of the element-wise op `op` (on scalars or
 /// tensors) from the adjoint `dy` of its result; null where an operand has
-/// none. `op` must have a rule (hasElementwiseRule).
-SmallVector<Value> getElementwiseAdjoints(OpBuilder &b, Operation *op,
-                                          Value dy) {
+/// none. `op` must have a rule (hasElementwiseRule). With `strongZero`,
+/// products with `dy` are exactly 0 where `dy` is.
+SmallVector<Value> getElementwiseAdjoints(OpBuilder &b, Operation *op, Value dy,
+                                          bool strongZero = true) {
   Location loc = op->getLoc();
   SmallVector<Value> adjoints(op->getNumOperands());
   if (!isFloatLike(dy.getType()) || isa<arith::ConstantOp>(op))
@@ -91,6 +93,20 @@ SmallVector<Value> getElementwiseAdjoints(OpBuilder &b, Operation *op,
   auto constant = [&](double value) {
     return getConstant(b, loc, dy.getType(), value);
   };
+  // `dy` times a partial derivative, exactly 0 where `dy` is: a zero
+  // adjoint (the branch a select did not take) must not meet an infinite
+  // partial there and make NaN (a "strong zero"). Imported programs take
+  // such branches: an erf as a select between a series in x^2 and one in
+  // 1/x^2, which overflows near 0.
+  auto scale = [&](Value partial, bool divide = false) -> Value {
+    Value product = divide ? div(dy, partial) : mul(dy, partial);
+    if (!strongZero || matchPattern(partial, m_Constant()))
+      return product;
+    Value zero = constant(0);
+    Value isZero =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, dy, zero);
+    return arith::SelectOp::create(b, loc, isZero, zero, product);
+  };
   auto select = [&](Value condition, bool toFirst) -> Value {
     Value zero = constant(0);
     return arith::SelectOp::create(b, loc, condition, toFirst ? dy : zero,
@@ -105,10 +121,11 @@ SmallVector<Value> getElementwiseAdjoints(OpBuilder &b, Operation *op,
       .Case([&](arith::AddFOp) { adjoints = {dy, dy}; })
       .Case([&](arith::SubFOp) { adjoints = {dy, neg(dy)}; })
       .Case([&](arith::MulFOp o) {
-        adjoints = {mul(dy, o.getRhs()), mul(dy, o.getLhs())};
+        adjoints = {scale(o.getRhs()), scale(o.getLhs())};
       })
       .Case([&](arith::DivFOp o) {
-        adjoints = {div(dy, o.getRhs()), neg(div(mul(dy, y), o.getRhs()))};
+        adjoints = {scale(o.getRhs(), /*divide=*/true),
+                    neg(scale(div(y, o.getRhs())))};
       })
       .Case([&](arith::NegFOp) { adjoints = {neg(dy)}; })
       .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](Operation *) {
@@ -129,30 +146,31 @@ SmallVector<Value> getElementwiseAdjoints(OpBuilder &b, Operation *op,
       .Case([&](arith::TruncFOp) {
         adjoints = {arith::ExtFOp::create(b, loc, x.getType(), dy)};
       })
-      .Case([&](math::ExpOp) { adjoints = {mul(dy, y)}; })
-      .Case([&](math::LogOp) { adjoints = {div(dy, x)}; })
+      .Case([&](math::ExpOp) { adjoints = {scale(y)}; })
+      .Case([&](math::LogOp) { adjoints = {scale(x, /*divide=*/true)}; })
       .Case([&](math::Log1pOp) {
-        adjoints = {div(dy, arith::AddFOp::create(b, loc, x, constant(1)))};
+        adjoints = {scale(arith::AddFOp::create(b, loc, x, constant(1)),
+                          /*divide=*/true)};
       })
       .Case([&](math::TanhOp) {
         adjoints = {
-            mul(dy, arith::SubFOp::create(b, loc, constant(1), mul(y, y)))};
+            scale(arith::SubFOp::create(b, loc, constant(1), mul(y, y)))};
       })
       .Case([&](math::ErfOp) {
         // d erf(x) = 2/sqrt(pi) exp(-x^2)
         Value gauss = math::ExpOp::create(b, loc, neg(mul(x, x)));
-        adjoints = {mul(dy, mul(constant(2 / std::sqrt(M_PI)), gauss))};
+        adjoints = {scale(mul(constant(2 / std::sqrt(M_PI)), gauss))};
       })
-      .Case([&](math::SqrtOp) { adjoints = {div(mul(dy, constant(0.5)), y)}; })
+      .Case([&](math::SqrtOp) { adjoints = {scale(div(constant(0.5), y))}; })
       .Case([&](math::RsqrtOp) {
-        adjoints = {mul(mul(dy, constant(-0.5)), mul(y, mul(y, y)))};
+        adjoints = {scale(mul(constant(-0.5), mul(y, mul(y, y))))};
       })
       .Case([&](math::PowFOp o) {
         Value exponent = o.getRhs();
         Value lower = math::PowFOp::create(
             b, loc, x, arith::SubFOp::create(b, loc, exponent, constant(1)));
-        adjoints = {mul(dy, mul(exponent, lower)),
-                    mul(dy, mul(y, math::LogOp::create(b, loc, x)))};
+        adjoints = {scale(mul(exponent, lower)),
+                    scale(mul(y, math::LogOp::create(b, loc, x)))};
       })
       .Case([&](math::AbsFOp) {
         Value negative = arith::CmpFOp::create(
@@ -160,10 +178,10 @@ SmallVector<Value> getElementwiseAdjoints(OpBuilder &b, Operation *op,
         adjoints = {arith::SelectOp::create(b, loc, negative, neg(dy), dy)};
       })
       .Case([&](math::SinOp) {
-        adjoints = {mul(dy, math::CosOp::create(b, loc, x))};
+        adjoints = {scale(math::CosOp::create(b, loc, x))};
       })
       .Case([&](math::CosOp) {
-        adjoints = {neg(mul(dy, math::SinOp::create(b, loc, x)))};
+        adjoints = {neg(scale(math::SinOp::create(b, loc, x)))};
       })
       .Default([](Operation *) {});
   // Adjoints only flow into float operands.
@@ -467,7 +485,7 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
       llvm::raw_string_ostream(map) << op.getMatchingIndexingMap(&operand);
       return op.emitError("sbp-make-train-step: no gradient for operand #")
              << operand.getOperandNumber() << ", whose indexing map " << map
-             << " is not a projected permutation";
+             << " reads a dimension twice or at a constant other than 0";
     }
     accumulate(operand.get(), adjoint);
   }
@@ -641,8 +659,17 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
         continue;
       }
       auto dimExpr = dyn_cast<AffineDimExpr>(expr);
-      if (!dimExpr)
-        return {};
+      if (!dimExpr) {
+        if (!isa<AffineBinaryOpExpr>(expr))
+          return {};
+        // A compound index (a convolution's `h + kh`): several iterations
+        // read the element, so the adjoint is scattered there and summed
+        // over its loops, which stay reductions.
+        dropped.push_back(false);
+        exprs.push_back(expr);
+        keptShape.push_back(targetType.getDimSize(dim));
+        continue;
+      }
       loop = dimExpr.getPosition();
     } else {
       Value index = extract.getIndices()[dim];
@@ -745,8 +772,12 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
       Value dy = scalarAdjoints.lookup(inner->getResult(0));
       if (!dy || isa<tensor::ExtractOp>(inner))
         continue;
-      for (auto [value, adjoint] : llvm::zip(
-               inner->getOperands(), getElementwiseAdjoints(b, inner, dy)))
+      // Branches are element-wise; a reduction's payload (a contraction's
+      // `out + a * b`) keeps the plain product, which
+      // sbp-specialize-contractions recognizes.
+      for (auto [value, adjoint] :
+           llvm::zip(inner->getOperands(),
+                     getElementwiseAdjoints(b, inner, dy, !reduces)))
         add(value, adjoint);
     }
     Value adjoint;

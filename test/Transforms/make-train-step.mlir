@@ -125,3 +125,26 @@ func.func @stacked(%x: tensor<4x8xf32>, %stack: tensor<2x8x8xf32>) -> tensor<4x8
   }
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// A convolution reads its image at h + kh: the gradient of the second
+// convolution's image (the first one's result) is scattered through that
+// map, summed over the window and output loops (reductions), parallel
+// along the batch and channel loops, which the map reads directly.
+// CHECK-DAG: #[[IMAGE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d4, d2 + d5, d6)>
+// CHECK-LABEL: func.func @convs_train_step(
+// CHECK: linalg.conv_2d_nhwc_hwcf
+// CHECK: linalg.conv_2d_nhwc_hwcf
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[IMAGE]]], iterator_types = ["parallel", "reduction", "reduction", "reduction", "reduction", "reduction", "parallel"]}
+// CHECK-SAME: outs(%{{.*}} : tensor<2x6x6x3xf32>)
+func.func @convs(%x: tensor<2x8x8x2xf32>, %k1: tensor<3x3x2x3xf32>, %k2: tensor<3x3x3x4xf32>) -> tensor<2x4x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<2x6x6x3xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x6x6x3xf32>) -> tensor<2x6x6x3xf32>
+  %y1 = linalg.conv_2d_nhwc_hwcf ins(%x, %k1 : tensor<2x8x8x2xf32>, tensor<3x3x2x3xf32>) outs(%z1 : tensor<2x6x6x3xf32>) -> tensor<2x6x6x3xf32>
+  %e2 = tensor.empty() : tensor<2x4x4x4xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  %y2 = linalg.conv_2d_nhwc_hwcf ins(%y1, %k2 : tensor<2x6x6x3xf32>, tensor<3x3x3x4xf32>) outs(%z2 : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  return %y2 : tensor<2x4x4x4xf32>
+}

@@ -221,14 +221,18 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
 
     Gradients are built by reverse-mode differentiation of the body:
     structured ops from their indexing maps and payload (the gradient of an
-    input is a structured op over the same loops, its unused loops reduced;
-    a tensor read inside a payload gets a one-hot contraction, a plain
+    input is a structured op over the same loops, its unused loops reduced,
+    scattered through the input's map where that reads a compound index such
+    as a convolution's `oh + kh`; a tensor read inside a payload gets a
+    one-hot contraction, a plain
     gather such as an embedding the matrix product of the ids' one-hot with
     the result's adjoint), explicit rules for element-wise arith and math ops on
     tensors, `tensor.expand_shape`, `collapse_shape`, `extract_slice`,
     `insert_slice`, `concat` and `cast`, and `scf.for`, whose carried
     values are saved per iteration and whose body is recomputed in the
-    backward loop.
+    backward loop. In element-wise adjoints, a product of the adjoint with a
+    partial derivative is 0 where the adjoint is 0, even if the partial is
+    infinite (the branch a select did not take).
 
     `optimizer=sgd` updates `p -= lr * (g + weight-decay * p)`;
     `optimizer=adamw` (Loshchilov and Hutter) keeps two moments per
@@ -241,7 +245,9 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     Constraints: the function has static shapes and at least one float
     result; `loss=result` needs a result of one element, `cross-entropy` a
     float result of rank at least one; every op between the parameters and
-    the loss has a gradient rule (else an error at that op); `params` name
+    the loss has a gradient rule (else an error at that op), and no
+    structured op reads a parameter's dependent through one loop in two
+    dimensions or at a constant index other than 0; `params` name
     float arguments; `lr` is positive.
   }];
   let options = [
