@@ -104,17 +104,22 @@ SmallVector<int64_t> sbp::getDefaultBatchArgs(func::FuncOp func) {
     }
     return used;
   };
-  SmallVector<int64_t> args;
+  // Integers (tokens, labels) are always data, so the first of them sets
+  // the batch size: a float argument comes first in exported models, and
+  // a vector such as BERT's layer-norm scale [768], added along its rows,
+  // would make every [768, n] weight a batch.
   int64_t batch = ShapedType::kDynamic;
-  for (BlockArgument arg : func.getArguments()) {
-    if (!isParallelRows(arg))
-      continue;
-    int64_t rows = cast<RankedTensorType>(arg.getType()).getDimSize(0);
-    if (ShapedType::isDynamic(batch))
-      batch = rows;
-    if (rows == batch)
+  for (bool integers : {true, false})
+    for (BlockArgument arg : func.getArguments())
+      if (ShapedType::isDynamic(batch) && isParallelRows(arg) &&
+          (!integers ||
+           isa<IntegerType>(getElementTypeOrSelf(arg.getType()))))
+        batch = cast<RankedTensorType>(arg.getType()).getDimSize(0);
+  SmallVector<int64_t> args;
+  for (BlockArgument arg : func.getArguments())
+    if (isParallelRows(arg) &&
+        cast<RankedTensorType>(arg.getType()).getDimSize(0) == batch)
       args.push_back(arg.getArgNumber());
-  }
   return args;
 }
 

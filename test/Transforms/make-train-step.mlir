@@ -148,3 +148,44 @@ func.func @convs(%x: tensor<2x8x8x2xf32>, %k1: tensor<3x3x2x3xf32>, %k2: tensor<
   %y2 = linalg.conv_2d_nhwc_hwcf ins(%y1, %k2 : tensor<2x6x6x3xf32>, tensor<3x3x3x4xf32>) outs(%z2 : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
   return %y2 : tensor<2x4x4x4xf32>
 }
+
+// -----
+
+// Exported models put their weights first. Token ids set the batch size
+// (2): the layer-norm scale [4], added along the rows, and the [4, 4]
+// weight read transposed have a parallel dimension 0 of another size, so
+// they are parameters, not a batch.
+// CHECK-LABEL: func.func @exported_train_step(
+// CHECK-SAME: {sbp.name = "arg0"}
+// CHECK-SAME: {sbp.name = "arg1"}
+// CHECK-SAME: {sbp.name = "arg3"}
+// CHECK-SAME: {sbp.name = "arg2"}
+// CHECK-SAME: params = 3 : i64
+#tok = affine_map<(i, j) -> (i)>
+#id2 = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+#tr = affine_map<(i, j) -> (j, i)>
+func.func @exported(%gamma: tensor<4xf32>, %w: tensor<4x4xf32>, %ids: tensor<2xi64>, %table: tensor<5x4xf32>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<2x4xf32>
+  %g = linalg.generic {indexing_maps = [#tok, #id2], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<2xi64>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %row = arith.index_cast %id : i64 to index
+    %c = linalg.index 1 : index
+    %v = tensor.extract %table[%row, %c] : tensor<5x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x4xf32>
+  %h = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]} ins(%g, %gamma : tensor<2x4xf32>, tensor<4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %m = arith.mulf %a, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  %e44 = tensor.empty() : tensor<4x4xf32>
+  %wt = linalg.generic {indexing_maps = [#tr, #id2], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<4x4xf32>) outs(%e44 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = linalg.matmul ins(%h, %wt : tensor<2x4xf32>, tensor<4x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}

@@ -44,7 +44,8 @@ struct MicroBatching {
 
 /// The arguments that are cut into micro-batches when the user names none:
 /// those whose dimension 0 is a parallel loop of every linalg op that reads
-/// them and has the size of the first such argument's.
+/// them and has the size of the first such integer argument's (else of the
+/// first such argument's).
 SmallVector<int64_t> getDefaultBatchArgs(func::FuncOp func);
 
 /// Rewrites `func` in place into the program of one of `count`

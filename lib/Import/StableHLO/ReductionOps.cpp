@@ -350,10 +350,14 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
   SmallVector<AffineExpr> inExprs(in.getRank()), kExprs(kernel.getRank()),
       outExprs(out.getRank());
   inExprs[dims.getInputBatchDimension()] = d(nBatch);
-  inExprs[dims.getInputFeatureDimension()] = d(nGroup) * inPerGroup + d(nInF);
+  // One group reads the features directly: a feature loop inside a
+  // compound index could not be split (tensor parallelism over channels),
+  // and its gradient would be scattered.
+  inExprs[dims.getInputFeatureDimension()] =
+      groups == 1 ? d(nInF) : d(nGroup) * inPerGroup + d(nInF);
   kExprs[dims.getKernelInputFeatureDimension()] = d(nInF);
   kExprs[dims.getKernelOutputFeatureDimension()] =
-      d(nGroup) * outPerGroup + d(nOutF);
+      groups == 1 ? d(nOutF) : d(nGroup) * outPerGroup + d(nOutF);
   outExprs[dims.getOutputBatchDimension()] = d(nBatch);
   // The output feature is group-major: one expression over two loops.
   SmallVector<int64_t> outShape(out.getShape());
