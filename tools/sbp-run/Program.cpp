@@ -70,46 +70,57 @@ bool holdsIndices(Type type) {
          (element.isInteger() && element.getIntOrFloatBitWidth() > 1);
 }
 
-/// The smallest static dimension that the values of `arg` index, found by
-/// following them through what moves or computes integers (reshapes,
-/// copies and broadcasts, linalg payloads, integer arithmetic such as an
-/// importer's wrapping of negative indices) to the index operands of
-/// `tensor.extract`; 0 where they index nothing. Random inputs stay below
-/// it: an embedding of two rows (BERT's token types) read at row 3 gives
-/// NaN or garbage, not a test of the program.
-int64_t getIndexBound(BlockArgument arg) {
-  int64_t bound = 0;
+/// Calls `visit` on every use of the values that `arg` becomes: itself,
+/// the payload arguments of the linalg operands it reaches, the results
+/// of the linalg ops that yield it, and the results of the other ops for
+/// which `visit` returns true; only values `keep` accepts are followed.
+void visitDerivedUses(BlockArgument arg, function_ref<bool(Value)> keep,
+                      function_ref<bool(OpOperand &)> visit) {
   SmallVector<Value> worklist = {arg};
   llvm::DenseSet<Value> seen = {arg};
   auto follow = [&](Value value) {
-    if (holdsIndices(value.getType()) && seen.insert(value).second)
+    if (keep(value) && seen.insert(value).second)
       worklist.push_back(value);
   };
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
     for (OpOperand &use : value.getUses()) {
       Operation *owner = use.getOwner();
-      if (auto extract = dyn_cast<tensor::ExtractOp>(owner)) {
-        if (use.getOperandNumber() == 0) {
-          follow(extract.getResult());
-          continue;
-        }
-        int64_t size = extract.getTensor().getType().getDimSize(
-            use.getOperandNumber() - 1);
-        if (!ShapedType::isDynamic(size) && size > 0)
-          bound = bound ? std::min(bound, size) : size;
-      } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(owner)) {
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(owner)) {
         if (BlockArgument inner = linalgOp.getMatchingBlockArgument(&use))
           follow(inner);
       } else if (isa<linalg::YieldOp>(owner)) {
         follow(owner->getParentOp()->getResult(use.getOperandNumber()));
-      } else if (isa<arith::ArithDialect, tensor::TensorDialect>(
-                     owner->getDialect())) {
+      } else if (visit(use)) {
         for (Value result : owner->getResults())
           follow(result);
       }
     }
   }
+}
+
+/// The smallest static dimension that the values of `arg` index, through
+/// reshapes, copies, payloads and integer arithmetic (an importer's
+/// wrapping of negative indices) to the index operands of
+/// `tensor.extract`; 0 where they index nothing. Random inputs stay below
+/// it: an embedding of two rows (BERT's token types) read at row 3 gives
+/// NaN or garbage, not a test of the program.
+int64_t getIndexBound(BlockArgument arg) {
+  int64_t bound = 0;
+  visitDerivedUses(
+      arg, [](Value value) { return holdsIndices(value.getType()); },
+      [&](OpOperand &use) {
+        Operation *owner = use.getOwner();
+        auto extract = dyn_cast<tensor::ExtractOp>(owner);
+        if (!extract || use.getOperandNumber() == 0)
+          return isa<arith::ArithDialect, tensor::TensorDialect>(
+              owner->getDialect());
+        int64_t size = extract.getTensor().getType().getDimSize(
+            use.getOperandNumber() - 1);
+        if (!ShapedType::isDynamic(size) && size > 0)
+          bound = bound ? std::min(bound, size) : size;
+        return false;
+      });
   return bound;
 }
 
@@ -118,32 +129,17 @@ int64_t getIndexBound(BlockArgument arg) {
 /// broadcasts and additions): a batch-norm variance. Random values of
 /// either sign there give NaN, not a test.
 bool needsPositive(BlockArgument arg) {
-  SmallVector<Value> worklist = {arg};
-  llvm::DenseSet<Value> seen = {arg};
-  auto follow = [&](Value value) {
-    if (seen.insert(value).second)
-      worklist.push_back(value);
-  };
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    for (OpOperand &use : value.getUses()) {
-      Operation *owner = use.getOwner();
-      if (isa<math::SqrtOp, math::RsqrtOp, math::LogOp>(owner))
-        return true;
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(owner)) {
-        if (BlockArgument inner = linalgOp.getMatchingBlockArgument(&use))
-          follow(inner);
-      } else if (isa<linalg::YieldOp>(owner)) {
-        follow(owner->getParentOp()->getResult(use.getOperandNumber()));
-      } else if (isa<arith::AddFOp, arith::ExtFOp, arith::TruncFOp>(owner) ||
-                 (isa<tensor::TensorDialect>(owner->getDialect()) &&
-                  !isa<tensor::ExtractOp>(owner))) {
-        for (Value result : owner->getResults())
-          follow(result);
-      }
-    }
-  }
-  return false;
+  bool found = false;
+  visitDerivedUses(
+      arg, [](Value) { return true; },
+      [&](OpOperand &use) {
+        Operation *owner = use.getOwner();
+        found |= isa<math::SqrtOp, math::RsqrtOp, math::LogOp>(owner);
+        return isa<arith::AddFOp, arith::ExtFOp, arith::TruncFOp>(owner) ||
+               (isa<tensor::TensorDialect>(owner->getDialect()) &&
+                !isa<tensor::ExtractOp>(owner));
+      });
+  return found;
 }
 
 /// The runtime type for `type`, or nothing.
