@@ -311,6 +311,22 @@ struct SbpLinalgToGpuPass
       if (op.hasPureBufferSemantics() && !op->getParentOfType<gpu::LaunchOp>())
         ops.push_back(op);
     });
+    // A thread carries its output point through the reduction loops, so
+    // an output written at a reduction loop's index (a gradient scattered
+    // through a convolution's h + kh) would come out wrong.
+    for (linalg::LinalgOp op : ops) {
+      SmallVector<unsigned> reductions;
+      op.getReductionDims(reductions);
+      for (OpOperand &init : op.getDpsInitsMutable())
+        for (unsigned d : reductions)
+          if (op.getMatchingIndexingMap(&init).isFunctionOfDim(d)) {
+            op->emitOpError()
+                << "writes its output at reduction loop d" << d
+                << " (a scattered gradient); the GPU lowering has no "
+                   "kernel for it";
+            return signalPassFailure();
+          }
+    }
     // Fills are taken before any op becomes a launch, while they still sit
     // next to their consumers.
     DenseMap<Operation *, IRMapping> fillsOf;

@@ -607,7 +607,10 @@ def SbpLinalgToGpuPass : Pass<"sbp-linalg-to-gpu", "ModuleOp"> {
     Constraints: after the pass no `memref.load`, `memref.store` or vector
     transfer outside a kernel touches a buffer, since buffers live in
     device memory; such an op (a tensor element read into host control
-    flow) is reported with its location.
+    flow) is reported with its location. No structured op writes an
+    output at a reduction loop's index (a gradient scattered through a
+    convolution's `h + kh`): threads carry their output point through the
+    reductions, so such an op is reported.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
