@@ -204,6 +204,14 @@ SbpMakeTrainStepPass::getParams(func::FuncOp func) {
   for (int64_t i = 0; i < func.getNumArguments(); ++i)
     if (isFloatTensor(i) && !llvm::is_contained(batch, i))
       result.push_back(i);
+  // A step that updates nothing would train silently in vain.
+  if (result.empty()) {
+    func.emitError() << "sbp-make-train-step: @" << func.getSymName()
+                     << " has no parameters: every float argument is a "
+                        "batch (dimension 0 a parallel loop of every op "
+                        "that reads it); name them with params=";
+    return failure();
+  }
   return result;
 }
 

@@ -248,7 +248,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     the loss has a gradient rule (else an error at that op), and no
     structured op reads a parameter's dependent through one loop in two
     dimensions or at a constant index other than 0; `params` name
-    float arguments; `lr` is positive.
+    float arguments, and without it some float argument is not a batch;
+    `lr` is positive.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",
