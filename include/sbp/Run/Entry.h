@@ -83,9 +83,9 @@ protected:
 };
 
 /// Random values for `spec` of `shape`: uniform in [-1, 1) for floats
-/// ([0.5, 1.5) for `spec.positive`),
-/// [0, 4) for integers, below `spec.indexBound` where that is smaller (valid
-/// indices of any dimension the program reads with them), 0 or 1 for i1.
+/// ([0.5, 1.5) for `spec.positive`), 0 or 1 for i1, and 0..3 for other
+/// integers, below `spec.indexBound` where that is smaller (valid indices
+/// of every dimension the program reads with them).
 runtime::NpyArray randomArray(const TensorSpec &spec,
                               const std::vector<int64_t> &shape,
                               std::mt19937_64 &rng);
