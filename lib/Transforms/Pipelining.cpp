@@ -104,21 +104,24 @@ SmallVector<int64_t> sbp::getDefaultBatchArgs(func::FuncOp func) {
     }
     return used;
   };
+  SmallVector<BlockArgument> rows =
+      llvm::filter_to_vector(func.getArguments(), isParallelRows);
+  if (rows.empty())
+    return {};
   // Integers (tokens, labels) are always data, so the first of them sets
   // the batch size: a float argument comes first in exported models, and
   // a vector such as BERT's layer-norm scale [768], added along its rows,
   // would make every [768, n] weight a batch.
-  int64_t batch = ShapedType::kDynamic;
-  for (bool integers : {true, false})
-    for (BlockArgument arg : func.getArguments())
-      if (ShapedType::isDynamic(batch) && isParallelRows(arg) &&
-          (!integers ||
-           isa<IntegerType>(getElementTypeOrSelf(arg.getType()))))
-        batch = cast<RankedTensorType>(arg.getType()).getDimSize(0);
+  const BlockArgument *first = llvm::find_if(rows, [](BlockArgument arg) {
+    return isa<IntegerType>(getElementTypeOrSelf(arg.getType()));
+  });
+  auto getRows = [](BlockArgument arg) {
+    return cast<RankedTensorType>(arg.getType()).getDimSize(0);
+  };
+  int64_t batch = getRows(first != rows.end() ? *first : rows.front());
   SmallVector<int64_t> args;
-  for (BlockArgument arg : func.getArguments())
-    if (isParallelRows(arg) &&
-        cast<RankedTensorType>(arg.getType()).getDimSize(0) == batch)
+  for (BlockArgument arg : rows)
+    if (getRows(arg) == batch)
       args.push_back(arg.getArgNumber());
   return args;
 }

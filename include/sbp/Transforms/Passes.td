@@ -211,11 +211,12 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     Parameters are the arguments `params` names, by default every float
     argument that is not a batch (dimension 0 a parallel loop of all its
     readers, of the size of the first such integer argument, else of the
-    first such argument); integer arguments are always data. The loss is made from the function's first result:
-    `result` takes it as it is (one element); `mse` adds a `target`
-    argument of its type and takes the mean squared error; `cross-entropy`
-    takes it as logits over its last dimension and adds a `labels` argument
-    of integers (the other dimensions); `auto` (the default) is `result`
+    first such argument); integer arguments are always data. The loss is
+    made from the function's first result: `result` takes it as it is (one
+    element); `mse` adds a `target` argument of its type and takes the mean
+    squared error; `cross-entropy` takes it as logits over its last
+    dimension and adds a `labels` argument of integers (the other
+    dimensions); `auto` (the default) is `result`
     for one element, `cross-entropy` when the function has an integer
     argument (tokens), and `mse` otherwise.
 
