@@ -226,20 +226,25 @@ OpWork CostModel::getOpWork(Operation *op,
   work.bytes = resultBytes;
   for (OpOperand &operand : op->getOpOperands()) {
     // An output whose old contents the payload never reads (a fill, an
-    // element-wise op into `tensor.empty`) is written, not read.
-    if (linalgOp && linalgOp.isDpsInit(&operand) &&
-        !linalgOp.payloadUsesValueFromOperand(&operand))
+    // element-wise op into `tensor.empty`, a softmax) is written, not read.
+    auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+    if (dps && dps.isDpsInit(&operand) &&
+        (!linalgOp || !linalgOp.payloadUsesValueFromOperand(&operand)))
       continue;
     if (auto type = dyn_cast<RankedTensorType>(operand.get().getType()))
       work.bytes +=
           getLocalBytes(type, signature.operands[operand.getOperandNumber()]);
   }
-  // Element-wise arith and math on tensors: one operation per element.
-  if (!linalgOp && op->hasTrait<OpTrait::Elementwise>() &&
-      op->getNumResults() == 1)
-    work.flops =
-        resultBytes / std::max<int64_t>(1, getElementBytes(getElementTypeOrSelf(
-                                               op->getResult(0).getType())));
+  // Element-wise arith and math on tensors: one operation per element; a
+  // softmax five (maximum, subtraction, exponential, sum, division), as
+  // its decomposition runs.
+  double ops = op->hasTrait<OpTrait::Elementwise>() ? 1
+               : isa<linalg::SoftmaxOp>(op)         ? 5
+                                                    : 0;
+  if (!linalgOp && ops && op->getNumResults() == 1)
+    work.flops = ops * resultBytes /
+                 std::max<int64_t>(1, getElementBytes(getElementTypeOrSelf(
+                                          op->getResult(0).getType())));
   return work;
 }
 

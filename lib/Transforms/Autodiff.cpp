@@ -9,10 +9,10 @@
 // from its maps like the forward ops. A tensor read inside a payload (an
 // embedding lookup) gets a one-hot contraction over the tensor's
 // dimensions. Explicit rules cover the ops that move data (reshapes,
-// slices, concatenation), element-wise arith and math ops on tensors, and
-// scf.for, whose carried values are saved at every iteration and whose
-// body is recomputed from them in the backward loop (Chen et al.'s
-// checkpointing at layer boundaries).
+// slices, padding, concatenation), softmax, element-wise arith and math ops
+// on tensors, and scf.for, whose carried values are saved at every
+// iteration and whose body is recomputed from them in the backward loop
+// (Chen et al.'s checkpointing at layer boundaries).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,11 +65,15 @@ bool hasElementwiseRule(Operation *op) {
              arith::ExtFOp, arith::TruncFOp, math::ExpOp, math::LogOp,
              math::Log1pOp, math::TanhOp, math::ErfOp, math::SqrtOp,
              math::RsqrtOp, math::PowFOp, math::AbsFOp, math::SinOp,
-             math::CosOp>(op) ||
+             math::CosOp, math::TanOp, math::AtanOp, math::SinhOp, math::CoshOp,
+             math::Exp2Op, math::ExpM1Op, math::Log2Op, math::Log10Op,
+             math::ErfcOp, math::CbrtOp, math::FmaOp>(op) ||
          // No gradient flows through comparisons, integer and index
-         // arithmetic, casts from integers and constants.
+         // arithmetic, casts from integers, constants and roundings (zero
+         // almost everywhere).
          llvm::none_of(op->getResultTypes(), isFloatLike) ||
-         isa<arith::ConstantOp, arith::SIToFPOp, arith::UIToFPOp>(op);
+         isa<arith::ConstantOp, arith::SIToFPOp, arith::UIToFPOp, math::FloorOp,
+             math::CeilOp, math::RoundOp, math::RoundEvenOp, math::TruncOp>(op);
 }
 
 /// The adjoints of the operands of the element-wise op `op` (on scalars or
@@ -183,6 +187,40 @@ SmallVector<Value> getElementwiseAdjoints(OpBuilder &b, Operation *op, Value dy,
       .Case([&](math::CosOp) {
         adjoints = {neg(scale(math::SinOp::create(b, loc, x)))};
       })
+      .Case([&](math::TanOp) {
+        adjoints = {
+            scale(arith::AddFOp::create(b, loc, constant(1), mul(y, y)))};
+      })
+      .Case([&](math::AtanOp) {
+        adjoints = {scale(arith::AddFOp::create(b, loc, constant(1), mul(x, x)),
+                          /*divide=*/true)};
+      })
+      .Case([&](math::SinhOp) {
+        adjoints = {scale(math::CoshOp::create(b, loc, x))};
+      })
+      .Case([&](math::CoshOp) {
+        adjoints = {scale(math::SinhOp::create(b, loc, x))};
+      })
+      .Case([&](math::Exp2Op) { adjoints = {scale(mul(y, constant(M_LN2)))}; })
+      .Case([&](math::ExpM1Op) {
+        adjoints = {scale(arith::AddFOp::create(b, loc, y, constant(1)))};
+      })
+      .Case([&](math::Log2Op) {
+        adjoints = {scale(mul(x, constant(M_LN2)), /*divide=*/true)};
+      })
+      .Case([&](math::Log10Op) {
+        adjoints = {scale(mul(x, constant(M_LN10)), /*divide=*/true)};
+      })
+      .Case([&](math::ErfcOp) {
+        Value gauss = math::ExpOp::create(b, loc, neg(mul(x, x)));
+        adjoints = {scale(mul(constant(-2 / std::sqrt(M_PI)), gauss))};
+      })
+      .Case([&](math::CbrtOp) {
+        adjoints = {scale(mul(constant(3), mul(y, y)), /*divide=*/true)};
+      })
+      .Case([&](math::FmaOp o) {
+        adjoints = {scale(o.getB()), scale(o.getA()), dy};
+      })
       .Default([](Operation *) {});
   // Adjoints only flow into float operands.
   for (auto [adjoint, operand] : llvm::zip(adjoints, op->getOperands()))
@@ -210,6 +248,51 @@ Value expandUnitDims(OpBuilder &b, Location loc, Value value,
   if (!pending.empty() && !groups.empty())
     llvm::append_range(groups.back(), pending);
   return tensor::ExpandShapeOp::create(b, loc, type, value, groups);
+}
+
+/// The adjoint of a softmax's input from its result `y` and the result's
+/// adjoint `dy`: `y * (dy - sum(dy * y))`, the sum over `dim`.
+Value buildSoftmaxAdjoint(OpBuilder &b, Location loc, Value y, Value dy,
+                          int64_t dim) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(y.getType());
+  int64_t rank = type.getRank();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap rows = identity.dropResult(dim);
+  SmallVector<int64_t> rowShape(type.getShape());
+  rowShape.erase(rowShape.begin() + dim);
+  auto rowType = RankedTensorType::get(rowShape, type.getElementType());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators[dim] = utils::IteratorType::reduction;
+  Value dots =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{rowType}, ValueRange{dy, y},
+          ValueRange{createFilledTensor(b, loc, rowType, 0)},
+          SmallVector<AffineMap>{identity, identity, rows}, iterators,
+          [](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+            Value product =
+                arith::MulFOp::create(nb, bodyLoc, args[0], args[1]);
+            linalg::YieldOp::create(nb, bodyLoc,
+                                    ValueRange{arith::AddFOp::create(
+                                        nb, bodyLoc, args[2], product)});
+          })
+          .getResult(0);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{y, dy, dots},
+             ValueRange{tensor::EmptyOp::create(b, loc, type.getShape(),
+                                                type.getElementType())},
+             SmallVector<AffineMap>{identity, identity, rows, identity},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+               Value centered =
+                   arith::SubFOp::create(nb, bodyLoc, args[1], args[2]);
+               linalg::YieldOp::create(nb, bodyLoc,
+                                       ValueRange{arith::MulFOp::create(
+                                           nb, bodyLoc, args[0], centered)});
+             })
+      .getResult(0);
 }
 
 /// Where a loop keeps the value of `type` that iteration `iteration`
@@ -409,6 +492,38 @@ LogicalResult Differentiator::differentiate(Operation *op) {
                                                       offsets, sizes, strides));
           offset += inputType.getDimSize(dim);
         }
+        return success();
+      })
+      .Case([&](linalg::SoftmaxOp o) {
+        accumulate(o.getInput(), buildSoftmaxAdjoint(b, loc, o.getResult()[0],
+                                                     dy, o.getDimension()));
+        return success();
+      })
+      .Case([&](tensor::PadOp o) -> LogicalResult {
+        SetVector<Value> captured;
+        getUsedValuesDefinedAbove(o.getRegion(), captured);
+        if (llvm::any_of(captured, [&](Value v) { return isVaried(v); }))
+          return o.emitError("sbp-make-train-step: no gradient for a padding "
+                             "value computed from the parameters");
+        SmallVector<OpFoldResult> sizes, strides;
+        for (int64_t size : o.getSourceType().getShape()) {
+          sizes.push_back(b.getIndexAttr(size));
+          strides.push_back(b.getIndexAttr(1));
+        }
+        accumulate(o.getSource(), tensor::ExtractSliceOp::create(
+                                      b, loc, o.getSourceType(), dy,
+                                      o.getMixedLowPad(), sizes, strides));
+        return success();
+      })
+      .Case([&](tensor::ReshapeOp o) {
+        // The step's types are static (sbp-make-train-step checks).
+        auto sourceType = cast<RankedTensorType>(o.getSource().getType());
+        auto shapeType =
+            RankedTensorType::get({sourceType.getRank()}, b.getI64Type());
+        Value shape = arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(shapeType, sourceType.getShape()));
+        accumulate(o.getSource(),
+                   tensor::ReshapeOp::create(b, loc, sourceType, dy, shape));
         return success();
       })
       .Case([&](tensor::CastOp o) {

@@ -138,6 +138,44 @@ Value buildCrossEntropy(OpBuilder &b, Location loc, Value y, Value labels) {
       });
 }
 
+/// Inlines the calls in `func`, and those in the callees, so that the
+/// gradient rules see the callees' ops; collects the callees in `callees`.
+LogicalResult inlineCalls(func::FuncOp func,
+                          llvm::SetVector<func::FuncOp> &callees) {
+  auto module = func->getParentOfType<ModuleOp>();
+  unsigned numFuncs = llvm::range_size(module.getOps<func::FuncOp>());
+  SmallVector<std::pair<func::CallOp, unsigned>> calls;
+  func.walk([&](func::CallOp call) { calls.push_back({call, 0}); });
+  while (!calls.empty()) {
+    auto [call, depth] = calls.pop_back_val();
+    auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+    if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock())
+      return call.emitError()
+             << "sbp-make-train-step: cannot differentiate "
+                "through the call: @"
+             << call.getCallee() << " has no body of one block";
+    // A chain of calls longer than the module's functions repeats one.
+    if (depth >= numFuncs)
+      return call.emitError()
+             << "sbp-make-train-step: the call to @" << call.getCallee()
+             << " recurses; recursion has no gradient";
+    OpBuilder b(call);
+    IRMapping mapping;
+    Block &body = callee.getBody().front();
+    mapping.map(body.getArguments(), call.getOperands());
+    for (Operation &op : body.without_terminator())
+      b.clone(op, mapping)->walk([&, depth = depth](func::CallOp inner) {
+        calls.push_back({inner, depth + 1});
+      });
+    for (auto [result, value] :
+         llvm::zip(call.getResults(), body.getTerminator()->getOperands()))
+      result.replaceAllUsesWith(mapping.lookupOrDefault(value));
+    call.erase();
+    callees.insert(callee);
+  }
+  return success();
+}
+
 struct SbpMakeTrainStepPass
     : public sbp::impl::SbpMakeTrainStepPassBase<SbpMakeTrainStepPass> {
   using Base::Base;
@@ -276,6 +314,9 @@ void SbpMakeTrainStepPass::runOnOperation() {
   }
   func::FuncOp forward = findFunction();
   if (!forward)
+    return signalPassFailure();
+  llvm::SetVector<func::FuncOp> callees;
+  if (failed(inlineCalls(forward, callees)))
     return signalPassFailure();
   for (Type type : llvm::concat<const Type>(forward.getArgumentTypes(),
                                             forward.getResultTypes())) {
@@ -418,6 +459,19 @@ void SbpMakeTrainStepPass::runOnOperation() {
   step->setAttr(SbpDialect::getTrainStepAttrName(),
                 getTrainStepAttr(ctx, getSpec(), numParams, numState));
   forward.erase();
+  // Private functions only the forward function called are dead now; one
+  // may have been called by another only.
+  SmallVector<func::FuncOp> dead(callees.begin(), callees.end());
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (func::FuncOp &callee : dead)
+      if (callee && callee.isPrivate() &&
+          SymbolTable::symbolKnownUseEmpty(callee, getOperation())) {
+        callee.erase();
+        callee = nullptr;
+        erased = true;
+      }
+  }
 
   if (failed(simplifyGradients(step)))
     return signalPassFailure();

@@ -28,11 +28,13 @@ using namespace mlir::sbp;
 static void buildCpuCodegenPipeline(OpPassManager &pm);
 
 /// What both lowerings start with: collectives to runtime calls, layouts
-/// stripped, element-wise ops as fused linalg.generic ops.
+/// stripped, aggregated ops (softmax) and element-wise ops as fused
+/// linalg.generic ops.
 static void addRankFrontEnd(OpPassManager &pm) {
   pm.addPass(createSbpLowerCollectivesPass());
   pm.addPass(createSbpStripPass());
   OpPassManager &funcs = pm.nest<func::FuncOp>();
+  funcs.addPass(createSbpDecomposeAggregatesPass());
   // Before fusion, which would make a product part of a bigger generic.
   funcs.addPass(createSbpSpecializeContractionsPass());
   funcs.addPass(createConvertElementwiseToLinalgPass());
@@ -228,8 +230,8 @@ void sbp::registerSbpPipelines() {
   PassPipelineRegistration<LowerCpuOptions>(
       "sbp-lower-cpu",
       "Lower one rank's program on tensors to the LLVM dialect "
-      "(sbp-lower-collectives, sbp-strip, element-wise fusion, "
-      "one-shot-bufferize, deallocation, loops, LLVM)",
+      "(sbp-lower-collectives, sbp-strip, sbp-decompose-aggregates, "
+      "element-wise fusion, one-shot-bufferize, deallocation, loops, LLVM)",
       [](OpPassManager &pm, const LowerCpuOptions &options) {
         buildLowerCpuPipeline(pm, options);
       });
@@ -238,7 +240,8 @@ void sbp::registerSbpPipelines() {
   registerPassPipeline(
       "sbp-lower-gpu",
       "Lower one rank's program on tensors to the LLVM dialect with CUDA "
-      "kernels (sbp-lower-collectives, sbp-strip, element-wise fusion, "
+      "kernels (sbp-lower-collectives, sbp-strip, sbp-decompose-aggregates, "
+      "element-wise fusion, "
       "sbp-matmul-to-cublas, one-shot-bufferize, sbp-gpu-buffers, "
       "sbp-linalg-to-gpu, NVVM, gpu-module-to-binary, gpu-to-llvm)",
       [](OpPassManager &pm, StringRef text,

@@ -144,6 +144,26 @@ def fill(rng):
                  f"%r = linalg.fill {{SIG}} ins(%c : f32) outs(%a0 : {t}) -> {t}"], t
 
 
+def softmax(rng):
+    t = tensor([rng.choice([4, 5, 7]), rng.choice([4, 6, 9]), 4])
+    return [t, t], [
+        f"%r = linalg.softmax {{SIG}} dimension({rng.choice([1, 2])}) "
+        f"ins(%a0 : {t}) outs(%a1 : {t}) -> {t}"
+    ], t
+
+
+def pad(rng):
+    m, n = rng.choice([4, 5, 7]), rng.choice([4, 6])
+    t, o = tensor([m, n]), tensor([m, n + 3])
+    return [t], [
+        "%c = arith.constant 0.0 : f32",
+        f"%r = tensor.pad %a0 low[0, 1] high[0, 2] {{",
+        "^bb0(%i: index, %j: index):",
+        "  tensor.yield %c : f32",
+        f"}} {{SIG}} : {t} to {o}",
+    ], o
+
+
 TEMPLATES = {
     "matmul": matmul,
     "matmul_f64": matmul_f64,
@@ -162,6 +182,8 @@ TEMPLATES = {
     "extract_slice": extract_slice,
     "concat": concat,
     "fill": fill,
+    "softmax": softmax,
+    "pad": pad,
 }
 
 

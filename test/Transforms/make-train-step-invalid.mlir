@@ -23,12 +23,12 @@ func.func @integer(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xi32> {
 // -----
 
 #id = affine_map<(i) -> (i)>
-func.func @atan(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+func.func @remf(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
   %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%a: f32, %o: f32):
-    // expected-error@+1 {{sbp-make-train-step: no gradient rule for 'math.atan' in the payload of 'linalg.generic'}}
-    %t = math.atan %a : f32
+    // expected-error@+1 {{sbp-make-train-step: no gradient rule for 'arith.remf' in the payload of 'linalg.generic'}}
+    %t = arith.remf %a, %a : f32
     linalg.yield %t : f32
   } -> tensor<4xf32>
   return %y : tensor<4xf32>
@@ -36,12 +36,15 @@ func.func @atan(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// The padding value is taken from a parameter: its gradient would be a sum
+// over the padded border, which no rule builds.
 func.func @pad(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<6xf32> {
-  %zero = arith.constant 0.0 : f32
-  // expected-error@+1 {{sbp-make-train-step: no gradient rule for 'tensor.pad'}}
+  %c0 = arith.constant 0 : index
+  %edge = tensor.extract %w[%c0] : tensor<4xf32>
+  // expected-error@+1 {{sbp-make-train-step: no gradient for a padding value computed from the parameters}}
   %p = tensor.pad %w low[1] high[1] {
   ^bb0(%i: index):
-    tensor.yield %zero : f32
+    tensor.yield %edge : f32
   } : tensor<4xf32> to tensor<6xf32>
   return %p : tensor<6xf32>
 }
@@ -75,4 +78,38 @@ func.func @max_init(%x: tensor<4x8xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
     linalg.yield %r : f32
   } -> tensor<4xf32>
   return %m : tensor<4xf32>
+}
+
+// -----
+
+func.func @branch(%x: tensor<4xf32>, %w: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  // expected-error@+1 {{sbp-make-train-step: no gradient rule for 'scf.if'}}
+  %r = scf.if %c -> tensor<4xf32> {
+    %p = arith.mulf %x, %w : tensor<4xf32>
+    scf.yield %p : tensor<4xf32>
+  } else {
+    scf.yield %w : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func private @external(tensor<4xf32>) -> tensor<4xf32>
+func.func @opaque(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{sbp-make-train-step: cannot differentiate through the call: @external has no body of one block}}
+  %r = func.call @external(%w) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func private @again(%w: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{sbp-make-train-step: the call to @again recurses; recursion has no gradient}}
+  %r = func.call @again(%w) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func @recursive(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  %r = func.call @again(%w) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
 }

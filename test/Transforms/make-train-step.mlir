@@ -189,3 +189,56 @@ func.func @exported(%gamma: tensor<4xf32>, %w: tensor<4x4xf32>, %ids: tensor<2xi
   %y = linalg.matmul ins(%h, %wt : tensor<2x4xf32>, tensor<4x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }
+
+// -----
+
+// linalg.softmax stays one op; its input's adjoint is y * (dy - sum(dy * y))
+// over the normalized dimension: a row reduction, then one element-wise op.
+// CHECK-LABEL: func.func @softmax_train_step(
+// CHECK: %[[Y:.*]] = linalg.softmax dimension(1)
+// CHECK: %[[DOT:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%{{.*}}, %[[Y]] : tensor<8x4xf32>, tensor<8x4xf32>) outs(%{{.*}} : tensor<8xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%[[Y]], %{{.*}}, %[[DOT]] : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8xf32>)
+// CHECK-NEXT: ^bb0(%[[YS:.*]]: f32, %[[DY:.*]]: f32, %[[S:.*]]: f32,
+// CHECK-NEXT:   %[[C:.*]] = arith.subf %[[DY]], %[[S]] : f32
+// CHECK-NEXT:   %[[G:.*]] = arith.mulf %[[YS]], %[[C]] : f32
+// CHECK-NEXT:   linalg.yield %[[G]] : f32
+func.func @softmax(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%z : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s = linalg.softmax dimension(1) ins(%m : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %s : tensor<8x4xf32>
+}
+
+// -----
+
+// Calls are inlined, a callee's calls too, so the gradient rules see the
+// callees' ops; the private callees nothing else calls go with the forward
+// function.
+// CHECK-LABEL: func.func @calls_train_step(
+// CHECK: linalg.matmul
+// CHECK-NEXT: math.tanh
+// CHECK-NEXT: linalg.matmul
+// CHECK-NEXT: math.tanh
+// CHECK-NEXT: math.tanh
+// CHECK-NOT: func.call
+// CHECK-NOT: func.func private
+func.func @calls(%x: tensor<8x16xf32>, %w1: tensor<16x16xf32>, %w2: tensor<16x16xf32>) -> tensor<8x16xf32> {
+  %a = func.call @layer(%x, %w1) : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  %b = func.call @layer(%a, %w2) : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  %c = func.call @act(%b) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %c : tensor<8x16xf32>
+}
+func.func private @layer(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> tensor<8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %t = func.call @act(%m) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %t : tensor<8x16xf32>
+}
+func.func private @act(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %t = math.tanh %x : tensor<8x16xf32>
+  return %t : tensor<8x16xf32>
+}

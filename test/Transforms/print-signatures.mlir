@@ -452,3 +452,49 @@ func.func @dynamic_empty(%n: index) -> tensor<?x4xf32> {
   %0 = tensor.empty(%n) : tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+// A softmax's rows are independent: any dimension but the normalized one
+// splits; it is linear in nothing, so no partial.
+// CHECK-LABEL: func @softmax
+// CHECK-NEXT:  linalg.softmax
+// CHECK-NEXT:    (B, B) -> (B)
+// CHECK-NEXT:    (S(0), S(0)) -> (S(0))
+// CHECK-NEXT:    (S(2), S(2)) -> (S(2))
+// CHECK-NEXT:  func.return
+func.func @softmax(%x: tensor<2x8x16xf32>, %o: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  %0 = linalg.softmax dimension(1) ins(%x : tensor<2x8x16xf32>) outs(%o : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// A pad splits the dimensions it does not pad; one padding value on every
+// device keeps a max or min partial, a zero one a sum too.
+// CHECK-LABEL: func @pad
+// CHECK:       tensor.pad
+// CHECK-NEXT:    (B) -> (B)
+// CHECK-NEXT:    (S(1)) -> (S(1))
+// CHECK-NEXT:    (P(max)) -> (P(max))
+// CHECK-NEXT:    (P(min)) -> (P(min))
+// CHECK-NEXT:    (P(sum)) -> (P(sum))
+// CHECK:       tensor.pad
+// CHECK-NEXT:    (B) -> (B)
+// CHECK-NEXT:    (S(1)) -> (S(1))
+// CHECK-NEXT:    (P(max)) -> (P(max))
+// CHECK-NEXT:    (P(min)) -> (P(min))
+// CHECK-NEXT:  func.return
+func.func @pad(%x: tensor<4x8xf32>) -> (tensor<6x8xf32>, tensor<6x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %0 = tensor.pad %x low[1, 0] high[1, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<4x8xf32> to tensor<6x8xf32>
+  %1 = tensor.pad %x low[2, 0] high[0, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %one : f32
+  } : tensor<4x8xf32> to tensor<6x8xf32>
+  return %0, %1 : tensor<6x8xf32>, tensor<6x8xf32>
+}

@@ -45,12 +45,25 @@ func.func @backward(%x: tensor<8x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>})
 
 // An op without a rule runs whole, with a remark.
 // CHECK-LABEL: func.func @no_rule
-// CHECK: tensor.pad
-// CHECK: } {sbp.operands = [#sbp.nd<@m, [B]>], sbp.results = [#sbp.nd<@m, [B]>]}
+// CHECK: tensor.reshape %{{.*}} {sbp.operands = [#sbp.nd<@m, [B]>, #sbp.nd<@m, [B]>], sbp.results = [#sbp.nd<@m, [B]>]}
 sbp.mesh @m shape = [2]
-func.func @no_rule(%x: tensor<8x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>}) -> tensor<10x4xf32> {
-  %zero = arith.constant 0.0 : f32
+func.func @no_rule(%x: tensor<8x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>}) -> tensor<4x8xf32> {
+  %shape = arith.constant dense<[4, 8]> : tensor<2xi64>
   // expected-remark @+1 {{no SBP rule for this op on mesh @m: it runs whole, B in, B out}}
+  %0 = tensor.reshape %x(%shape) : (tensor<8x4xf32>, tensor<2xi64>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A pad keeps the split of a dimension it does not pad.
+// CHECK-LABEL: func.func @pad
+// CHECK: tensor.pad
+// CHECK: } {sbp.operands = [#sbp.nd<@m, [S(1)]>], sbp.results = [#sbp.nd<@m, [S(1)]>]}
+sbp.mesh @m shape = [2]
+func.func @pad(%x: tensor<8x4xf32> {sbp.sharding = #sbp.nd<@m, [S(1)]>})
+    -> (tensor<10x4xf32> {sbp.sharding = #sbp.nd<@m, [S(1)]>}) {
+  %zero = arith.constant 0.0 : f32
   %0 = tensor.pad %x low[1, 0] high[1, 0] {
   ^bb0(%i: index, %j: index):
     tensor.yield %zero : f32

@@ -147,6 +147,35 @@ TEST(CostModel, SlicesMoveTheirRowsOnly) {
   EXPECT_DOUBLE_EQ(model->getOpWork(insert, update).bytes, 2 * row);
 }
 
+TEST(CostModel, SoftmaxReadsItsInputOnly) {
+  std::unique_ptr<MLIRContext> context = makeContext();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+    sbp.mesh @m shape = [2, 4]
+    func.func @f(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+      %e = tensor.empty() : tensor<64x128xf32>
+      %y = linalg.softmax dimension(1) ins(%x : tensor<64x128xf32>)
+                                       outs(%e : tensor<64x128xf32>)
+                                       -> tensor<64x128xf32>
+      return %y : tensor<64x128xf32>
+    })mlir",
+                                                             context.get());
+  ASSERT_TRUE(module);
+  Operation *softmax = findOp(*module, "linalg.softmax");
+  auto model = CostModel::get(makeCluster(), {2, 4});
+  ASSERT_TRUE(bool(model));
+  // Rows over both axes: 8 of the 64 rows per device, five operations per
+  // element; the input read and the result written, the output operand
+  // (`tensor.empty`) not read.
+  NdSbpAttr rows = nd(*module, SbpEntry::split(0), SbpEntry::split(0));
+  NdSbpSignature signature;
+  signature.operands = {rows, rows};
+  signature.results = {rows};
+  OpWork work = model->getOpWork(softmax, signature);
+  EXPECT_FALSE(work.contraction);
+  EXPECT_DOUBLE_EQ(work.flops, 5.0 * 8 * 128);
+  EXPECT_DOUBLE_EQ(work.bytes, 2 * 4.0 * 8 * 128);
+}
+
 TEST(CostModel, ElementwiseTimeOfOneShard) {
   std::unique_ptr<MLIRContext> context = makeContext();
   OwningOpRef<ModuleOp> module =

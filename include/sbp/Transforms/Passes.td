@@ -228,12 +228,15 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     one-hot contraction, a plain
     gather such as an embedding the matrix product of the ids' one-hot with
     the result's adjoint), explicit rules for element-wise arith and math ops on
-    tensors, `tensor.expand_shape`, `collapse_shape`, `extract_slice`,
-    `insert_slice`, `concat` and `cast`, and `scf.for`, whose carried
+    tensors, `linalg.softmax` (`y * (dy - sum(dy * y))`),
+    `tensor.expand_shape`, `collapse_shape`, `reshape`, `extract_slice`,
+    `insert_slice`, `pad`, `concat` and `cast`, and `scf.for`, whose carried
     values are saved per iteration and whose body is recomputed in the
-    backward loop. In element-wise adjoints, a product of the adjoint with a
-    partial derivative is 0 where the adjoint is 0, even if the partial is
-    infinite (the branch a select did not take).
+    backward loop. Calls (`func.call` of a function with one block, and the
+    calls in it) are inlined first; private callees nothing else calls are
+    removed with the forward function. In element-wise adjoints, a product
+    of the adjoint with a partial derivative is 0 where the adjoint is 0,
+    even if the partial is infinite (the branch a select did not take).
 
     `optimizer=sgd` updates `p -= lr * (g + weight-decay * p)`;
     `optimizer=adamw` (Loshchilov and Hutter) keeps two moments per
@@ -248,7 +251,9 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     float result of rank at least one; every op between the parameters and
     the loss has a gradient rule (else an error at that op), and no
     structured op reads a parameter's dependent through one loop in two
-    dimensions or at a constant index other than 0; `params` name
+    dimensions or at a constant index other than 0; no padding value
+    depends on a parameter; every callee has a body of one block and none
+    calls itself; `params` name
     float arguments, and without it some float argument is not a batch;
     `lr` is positive.
   }];
@@ -679,6 +684,27 @@ def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
 
     Constraints: no collective or `sbp.axis_index` remains.
   }];
+}
+
+def SbpDecomposeAggregatesPass
+    : Pass<"sbp-decompose-aggregates", "func::FuncOp"> {
+  let summary = "Decompose linalg.softmax and other aggregated ops into "
+                "structured ops";
+  let description = [{
+    Ops of `linalg::AggregatedOpInterface` (`linalg.softmax`) stay whole
+    through the search: one SBP rule (split any dimension but the one
+    normalized), one gradient rule (`dx = y * (dy - sum(dy * y))` over that
+    dimension) and one op for the cost model. Neither lowering has loops
+    for them, so each rank's program replaces them by the structured ops
+    upstream's `decomposeOperation` builds (for softmax: the maximum, the
+    shifted exponential, their sum and the division, as `linalg.generic`
+    and `linalg.fill`), which fuse and tile like any other.
+
+    Constraints: the ops have tensor results (the pass runs before
+    bufferization).
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
+                           "math::MathDialect"];
 }
 
 def SbpSpecializeContractionsPass

@@ -311,6 +311,22 @@ struct StructuredSignatureModel : public SbpSignatureOpInterface::ExternalModel<
   }
 };
 
+/// linalg.softmax: every dimension but the normalized one is a batch of
+/// independent rows. Not linear in its input, so no partial.
+struct SoftmaxSignatureModel
+    : public SbpSignatureOpInterface::ExternalModel<SoftmaxSignatureModel,
+                                                    linalg::SoftmaxOp> {
+  SmallVector<SbpSignature> getSbpSignatures(Operation *op) const {
+    auto softmax = cast<linalg::SoftmaxOp>(op);
+    SmallVector<SbpSignature> signatures;
+    signatures.push_back(getUniformSignature(op, SbpEntry::broadcast()));
+    for (int64_t dim = 0, e = softmax.getInputOperandRank(); dim < e; ++dim)
+      if (dim != static_cast<int64_t>(softmax.getDimension()))
+        addSignature(signatures, getUniformSignature(op, SbpEntry::split(dim)));
+    return signatures;
+  }
+};
+
 template <typename... OpTys> void attachStructured(MLIRContext *ctx) {
   (OpTys::template attachInterface<StructuredSignatureModel<OpTys>>(*ctx), ...);
 }
@@ -323,5 +339,6 @@ void sbp::registerLinalgSignatureModels(DialectRegistry &registry) {
 #define GET_OP_LIST
 #include "mlir/Dialect/Linalg/IR/LinalgStructuredOps.cpp.inc"
         >(ctx);
+    linalg::SoftmaxOp::attachInterface<SoftmaxSignatureModel>(*ctx);
   });
 }

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "sbp/Dialect/Sbp/Extensions/Signatures.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -203,6 +205,37 @@ struct ConcatSignatureModel
   }
 };
 
+/// pad: source and result split along a dimension that is not padded. The
+/// same padding value on every device passes a max or min partial through,
+/// and a zero one a sum.
+struct PadSignatureModel
+    : public SbpSignatureOpInterface::ExternalModel<PadSignatureModel,
+                                                    tensor::PadOp> {
+  SmallVector<SbpSignature> getSbpSignatures(Operation *op) const {
+    auto pad = cast<tensor::PadOp>(op);
+    SmallVector<SbpSignature> signatures;
+    signatures.push_back(getUniformSignature(op, SbpEntry::broadcast()));
+    auto isZero = [](OpFoldResult size) { return isConstantIntValue(size, 0); };
+    SmallVector<OpFoldResult> low = pad.getMixedLowPad(),
+                              high = pad.getMixedHighPad();
+    for (int64_t dim = 0, rank = pad.getResultType().getRank(); dim < rank;
+         ++dim)
+      if (isZero(low[dim]) && isZero(high[dim]))
+        addSignature(signatures, getUniformSignature(op, SbpEntry::split(dim)));
+    Value value = pad.getConstantPaddingValue();
+    if (!value)
+      return signatures;
+    addSignature(signatures, getUniformSignature(
+                                 op, SbpEntry::partial(ReductionKind::Max)));
+    addSignature(signatures, getUniformSignature(
+                                 op, SbpEntry::partial(ReductionKind::Min)));
+    if (matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero()))
+      addSignature(signatures, getUniformSignature(
+                                   op, SbpEntry::partial(ReductionKind::Sum)));
+    return signatures;
+  }
+};
+
 } // namespace
 
 void sbp::registerTensorSignatureModels(DialectRegistry &registry) {
@@ -215,5 +248,6 @@ void sbp::registerTensorSignatureModels(DialectRegistry &registry) {
     tensor::ExtractSliceOp::attachInterface<ExtractSliceSignatureModel>(*ctx);
     tensor::InsertSliceOp::attachInterface<InsertSliceSignatureModel>(*ctx);
     tensor::ConcatOp::attachInterface<ConcatSignatureModel>(*ctx);
+    tensor::PadOp::attachInterface<PadSignatureModel>(*ctx);
   });
 }

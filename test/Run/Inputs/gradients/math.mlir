@@ -1,0 +1,33 @@
+// The less common math ops, on tensors and in a payload; the roundings
+// pass no gradient (zero almost everywhere) but must not stop one.
+#id = affine_map<(i, j) -> (i, j)>
+func.func @math(%a: tensor<3x5xf64>, %b: tensor<3x5xf64>) -> tensor<3x5xf64> {
+  %e = tensor.empty() : tensor<3x5xf64>
+  %p = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<3x5xf64>, tensor<3x5xf64>) outs(%e : tensor<3x5xf64>) {
+  ^bb0(%x: f64, %y: f64, %o: f64):
+    %t = math.tan %x : f64
+    %at = math.atan %y : f64
+    %sh = math.sinh %x : f64
+    %ch = math.cosh %y : f64
+    %e2 = math.exp2 %t : f64
+    %em = math.expm1 %at : f64
+    %l2 = math.log2 %ch : f64
+    %sq = arith.mulf %sh, %sh : f64
+    %one = arith.constant 1.0 : f64
+    %pos = arith.addf %sq, %one : f64
+    %l10 = math.log10 %pos : f64
+    %ec = math.erfc %x : f64
+    %cb = math.cbrt %pos : f64
+    %f = math.fma %e2, %em, %l2 : f64
+    %fl = math.floor %y : f64
+    %g = arith.addf %f, %l10 : f64
+    %h = arith.addf %g, %ec : f64
+    %k = arith.mulf %h, %cb : f64
+    %r = arith.addf %k, %fl : f64
+    linalg.yield %r : f64
+  } -> tensor<3x5xf64>
+  %q = math.atan %p : tensor<3x5xf64>
+  %c = math.ceil %q : tensor<3x5xf64>
+  %s = arith.addf %q, %c : tensor<3x5xf64>
+  return %s : tensor<3x5xf64>
+}
