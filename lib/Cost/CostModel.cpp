@@ -62,7 +62,7 @@ double getPayloadOps(linalg::LinalgOp op) {
 /// The work of a linalg op: its loops, each divided by the devices that
 /// split it (an operand dimension indexed by the loop alone is split).
 OpWork getLinalgWork(linalg::LinalgOp op, const NdSbpSignature &signature,
-                     ArrayRef<int64_t> meshShape, bool hostCores) {
+                     ArrayRef<int64_t> meshShape) {
   OpWork work;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<double> parts(ranges.size(), 1);
@@ -88,16 +88,12 @@ OpWork getLinalgWork(linalg::LinalgOp op, const NdSbpSignature &signature,
   work.flops = iterations * getPayloadOps(op);
   // Named contractions, and the generic matrix products that
   // sbp-specialize-contractions makes named ones, get the tuned code path
-  // (tiled and vectorized on CPUs, BLAS libraries on GPUs); other generic
-  // ones run as plain loops, as do batched products on CPUs, whose
-  // lowering tunes plain matmuls only.
+  // (tiled and vectorized on CPUs, batched ones as a loop of matmuls; BLAS
+  // libraries on GPUs); other generic ones run as plain loops.
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-  std::optional<MatrixProductLoops> product;
-  if (generic)
-    product = matchMatrixProduct(generic);
   work.contraction =
       generic
-          ? product && (!hostCores || product->batch.empty())
+          ? matchMatrixProduct(generic).has_value()
           : isa<linalg::ContractionOpInterface, linalg::ConvolutionOpInterface>(
                 op.getOperation());
   if (op.getNumDpsInits() > 0)
@@ -198,8 +194,7 @@ OpWork CostModel::getOpWork(Operation *op,
   OpWork work;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (linalgOp)
-    work = getLinalgWork(linalgOp, signature, meshShape,
-                         cluster.hostCores.has_value());
+    work = getLinalgWork(linalgOp, signature, meshShape);
   double resultBytes = 0;
   for (OpResult result : op->getResults())
     if (auto type = dyn_cast<RankedTensorType>(result.getType())) {

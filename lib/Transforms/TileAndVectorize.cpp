@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
@@ -109,6 +110,51 @@ linalg::GenericOp packMatmul(linalg::MatmulOp matmul, int64_t cols) {
   matmul->getResult(0).replaceAllUsesWith(result);
   matmul->erase();
   return contraction;
+}
+
+/// Rewrites a static `batch_matmul` as a loop over the batch of
+/// `linalg.matmul`s on its slices (C[b] = A[b] B[b]), which the matmul
+/// schedule then tiles and vectorizes; returns the loop's matmul.
+linalg::MatmulOp unrollBatch(linalg::BatchMatmulOp batch) {
+  OpBuilder builder(batch);
+  Location loc = batch.getLoc();
+  Value lhs = batch.getDpsInputs()[0], rhs = batch.getDpsInputs()[1];
+  Value init = batch.getDpsInits()[0];
+  auto initType = cast<RankedTensorType>(init.getType());
+  Value lower = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value upper =
+      arith::ConstantIndexOp::create(builder, loc, initType.getDimSize(0));
+  Value step = arith::ConstantIndexOp::create(builder, loc, 1);
+  linalg::MatmulOp matmul;
+  auto loop = scf::ForOp::create(
+      builder, loc, lower, upper, step, ValueRange{init},
+      [&](OpBuilder &b, Location l, Value index, ValueRange carried) {
+        // One batch element of `value`, its leading dimension dropped.
+        auto slice = [&](Value value) -> Value {
+          auto type = cast<RankedTensorType>(value.getType());
+          SmallVector<OpFoldResult> offsets(3, b.getIndexAttr(0)),
+              sizes = {b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1)),
+                       b.getIndexAttr(type.getDimSize(2))},
+              strides(3, b.getIndexAttr(1));
+          offsets[0] = index;
+          return tensor::ExtractSliceOp::create(
+              b, l,
+              RankedTensorType::get(type.getShape().drop_front(),
+                                    type.getElementType()),
+              value, offsets, sizes, strides);
+        };
+        Value accumulator = slice(carried[0]);
+        matmul = linalg::MatmulOp::create(
+            b, l, ValueRange{slice(lhs), slice(rhs)}, ValueRange{accumulator});
+        auto extract = accumulator.getDefiningOp<tensor::ExtractSliceOp>();
+        Value updated = tensor::InsertSliceOp::create(
+            b, l, matmul->getResult(0), carried[0], extract.getMixedOffsets(),
+            extract.getMixedSizes(), extract.getMixedStrides());
+        scf::YieldOp::create(b, l, updated);
+      });
+  batch->getResult(0).replaceAllUsesWith(loop.getResult(0));
+  batch->erase();
+  return matmul;
 }
 
 /// Whether `matmul`'s only user is an element-wise linalg op over its
@@ -261,9 +307,25 @@ struct SbpTileAndVectorizePass
     }
     // Tag each matmul with its tiles; each set of tiles is one schedule.
     std::map<std::string, Tiles> schedules;
-    // Packing replaces matmuls: collect them first.
+    // Packing replaces matmuls: collect them first. A batched product is a
+    // loop of them (attention's products, batch x heads of small matrices).
     SmallVector<linalg::MatmulOp> matmuls;
-    module.walk([&](linalg::MatmulOp matmul) { matmuls.push_back(matmul); });
+    SmallVector<linalg::BatchMatmulOp> batches;
+    module.walk([&](Operation *op) {
+      if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
+        matmuls.push_back(matmul);
+      if (auto batch = dyn_cast<linalg::BatchMatmulOp>(op))
+        if (batch.hasPureTensorSemantics() && !batch.hasUserDefinedMaps() &&
+            llvm::all_of(batch->getOperandTypes(), [](Type type) {
+              auto shaped = cast<ShapedType>(type);
+              return shaped.hasStaticShape() &&
+                     (shaped.getElementType().isF32() ||
+                      shaped.getElementType().isF64());
+            }))
+          batches.push_back(batch);
+    });
+    for (linalg::BatchMatmulOp batch : batches)
+      matmuls.push_back(unrollBatch(batch));
     for (linalg::MatmulOp matmul : matmuls) {
       if (!matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps())
         continue;

@@ -79,3 +79,21 @@ func.func @bias_relu(%x: tensor<64x1024xf32>, %w: tensor<1024x1024xf32>, %b: ten
   } -> tensor<64x1024xf32>
   return %r : tensor<64x1024xf32>
 }
+
+// -----
+
+// A batched product (attention's, batch x heads of small matrices) is a
+// loop over the batch of matmuls on its slices, each scheduled as above.
+// CHECK-LABEL: func.func @batch_matmul
+// CHECK: %[[C:.*]] = scf.for %[[I:.*]] = %c0 to %c6 step %c1 iter_args(%[[ACC:.*]] = %arg2)
+// CHECK: %[[CI:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0, 0] [1, 32, 32] [1, 1, 1] : tensor<6x32x32xf32> to tensor<32x32xf32>
+// CHECK: tensor.extract_slice %arg0[%[[I]], 0, 0] [1, 32, 64] [1, 1, 1] : tensor<6x32x64xf32> to tensor<32x64xf32>
+// CHECK: tensor.extract_slice %arg1[%[[I]], 0, 0] [1, 64, 32] [1, 1, 1] : tensor<6x64x32xf32> to tensor<64x32xf32>
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<4x1x16xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %[[ACC]][%[[I]], 0, 0] [1, 32, 32] [1, 1, 1] : tensor<32x32xf32> into tensor<6x32x32xf32>
+// CHECK: return %[[C]]
+// CHECK-NOT: linalg.batch_matmul
+func.func @batch_matmul(%a: tensor<6x32x64xf32>, %b: tensor<6x64x32xf32>, %c: tensor<6x32x32xf32>) -> tensor<6x32x32xf32> {
+  %0 = linalg.batch_matmul ins(%a, %b : tensor<6x32x64xf32>, tensor<6x64x32xf32>) outs(%c : tensor<6x32x32xf32>) -> tensor<6x32x32xf32>
+  return %0 : tensor<6x32x32xf32>
+}

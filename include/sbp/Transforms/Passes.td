@@ -473,7 +473,11 @@ def SbpTileAndVectorizePass : Pass<"sbp-tile-and-vectorize", "ModuleOp"> {
   let summary = "Tile and vectorize matmuls for the host CPU";
   let description = [{
     Applies a transform-dialect schedule to every f32 and f64
-    `linalg.matmul` on tensors of static shape. B is first packed into
+    `linalg.matmul` on tensors of static shape, and to the matmuls a
+    static `linalg.batch_matmul` becomes: a loop over the batch of
+    `linalg.matmul` on its slices (attention's products, one small matrix
+    per batch element and head, ran as scalar loops: half of a GPT training
+    step on one CPU rank). B is first packed into
     panels of `2V` columns (`[K][N]` viewed as `[K][N/2V][2V]` and
     transposed to `[N/2V][K][2V]`, C viewed as `[M][N/2V][2V]`), so that a
     register tile reads consecutive memory along the reduction; the
