@@ -244,10 +244,11 @@ SbpMakeTrainStepPass::getParams(func::FuncOp func) {
       result.push_back(i);
   // A step that updates nothing would train silently in vain.
   if (result.empty()) {
-    func.emitError() << "sbp-make-train-step: @" << func.getSymName()
-                     << " has no parameters: every float argument is a "
-                        "batch (dimension 0 a parallel loop of every op "
-                        "that reads it); name them with params=";
+    func.emitError()
+        << "sbp-make-train-step: @" << func.getSymName()
+        << " has no parameters: every float argument is a "
+           "batch (dimension 0 a parallel loop of every op "
+           "that reads it); name them with params= (sbp-run --params)";
     return failure();
   }
   return result;

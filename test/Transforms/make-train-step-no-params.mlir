@@ -3,7 +3,7 @@
 // Both arguments are read along rows of the same size: batches, so there
 // is nothing to train.
 #id = affine_map<(i, j) -> (i, j)>
-// expected-error@+1 {{sbp-make-train-step: @batches has no parameters: every float argument is a batch (dimension 0 a parallel loop of every op that reads it); name them with params=}}
+// expected-error@+1 {{sbp-make-train-step: @batches has no parameters: every float argument is a batch (dimension 0 a parallel loop of every op that reads it); name them with params= (sbp-run --params)}}
 func.func @batches(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %e = tensor.empty() : tensor<4x4xf32>
   %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %y : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {

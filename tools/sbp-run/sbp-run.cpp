@@ -167,6 +167,12 @@ cl::opt<bool> checkGradientsFlag(
              "a random direction; exit code 1 above --tol (default 1e-6 for "
              "f64, 2e-2 for f32)"),
     cl::cat(category));
+cl::list<std::string> paramsFlag(
+    "params", cl::CommaSeparated,
+    cl::desc("Training: the arguments that are parameters, comma-separated "
+             "(argN, N or an ONNX input's name; default: an ONNX model's "
+             "initializers, else the float arguments that are not a batch)"),
+    cl::value_desc("NAME,..."), cl::cat(category));
 cl::opt<int64_t> stepsFlag("steps", cl::desc("Training steps (default 10)"),
                            cl::init(10), cl::cat(category));
 cl::opt<std::string> optimizerFlag("optimizer",
@@ -264,6 +270,9 @@ private:
              const std::vector<TensorSpec> &globalArgs,
              const std::vector<TensorSpec> &logicalResults);
   int prepareInputs(const std::vector<TensorSpec> &logicalArgs);
+  /// The entry's argument that `name` (argN, N, an ONNX input's or an
+  /// `sbp.name`) names, or nothing.
+  std::optional<unsigned> findArgument(StringRef name);
   /// Runs the logical program on one rank (plain lowering) into
   /// `expected`; an exit status on failure.
   int runReference(ModuleOp logical, StringRef entryName,
@@ -464,9 +473,13 @@ int Runner::checkTrainFlags() {
       return usage("--check-gradients prints its own comparison; it takes "
                    "no --reference, --bench, --save-program or --output-dir");
   }
+  if (checkGradientsFlag && paramsFlag.getNumOccurrences())
+    return usage("--check-gradients checks every float argument; it takes "
+                 "no --params");
   if (!trainFlag && !checkGradientsFlag) {
     for (cl::Option *flag : std::initializer_list<cl::Option *>{
-             &stepsFlag, &optimizerFlag, &lrFlag, &lossFlag})
+             &stepsFlag, &optimizerFlag, &lrFlag, &lossFlag,
+             static_cast<cl::Option *>(std::addressof(paramsFlag))})
       if (flag->getNumOccurrences())
         return usage("--" + flag->ArgStr.str() + " needs --train");
     return 0;
@@ -510,6 +523,19 @@ int Runner::makeTrainStep() {
     for (unsigned i = 0; i < numArgs; ++i)
       if (isFloat(i))
         params.push_back(i);
+  } else if (!paramsFlag.empty()) {
+    for (const std::string &name : paramsFlag) {
+      std::optional<unsigned> index = findArgument(name);
+      if (!index || *index >= numArgs)
+        return usage("--params " + name + ": @" + entry.getSymName().str() +
+                     " has no argument of that name or number (argN, N or "
+                     "an ONNX input's name; " +
+                     std::to_string(numArgs) + " arguments)");
+      if (!isFloat(*index))
+        return usage("--params " + name + ": not a float argument");
+      if (!llvm::is_contained(params, int64_t(*index)))
+        params.push_back(*index);
+    }
   } else {
     for (const mlir::sbp::OnnxWeight &weight : weights)
       if (isFloat(weight.argument))
@@ -622,23 +648,30 @@ int Runner::findEntry() {
                " public functions; choose one with --entry");
 }
 
+std::optional<unsigned> Runner::findArgument(StringRef name) {
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+    for (StringRef key : {"onnx.name", "sbp.name"})
+      if (auto argName = entry.getArgAttrOfType<StringAttr>(i, key);
+          argName && argName.getValue() == name)
+        return i;
+  StringRef number = name.starts_with("arg") ? name.drop_front(3) : name;
+  unsigned index;
+  if (number.getAsInteger(10, index))
+    return std::nullopt;
+  return index;
+}
+
 int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
   inputs.assign(args.size(), NpyArray());
   std::vector<bool> given(args.size(), false);
   for (const std::string &flag : inputFlags) {
     auto [name, path] = StringRef(flag).rsplit('=');
-    unsigned index = args.size();
-    for (unsigned i = 0; i < entry.getNumArguments(); ++i)
-      for (StringRef key : {"onnx.name", "sbp.name"})
-        if (auto argName = entry.getArgAttrOfType<StringAttr>(i, key);
-            argName && argName.getValue() == name)
-          index = i;
-    StringRef number = name.starts_with("arg") ? name.drop_front(3) : name;
-    if (path.empty() ||
-        (index == args.size() && number.getAsInteger(10, index)))
+    std::optional<unsigned> found = findArgument(name);
+    if (path.empty() || !found)
       return usage("--input " + flag +
                    ": expected NAME=FILE.npy with NAME "
                    "argN, N or the name of an ONNX input");
+    unsigned index = *found;
     if (index >= args.size())
       return usage("--input " + flag + ": @" + entry.getSymName().str() +
                    " has " + std::to_string(args.size()) + " arguments");
