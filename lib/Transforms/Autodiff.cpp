@@ -67,7 +67,8 @@ bool hasElementwiseRule(Operation *op) {
              math::RsqrtOp, math::PowFOp, math::AbsFOp, math::SinOp,
              math::CosOp, math::TanOp, math::AtanOp, math::SinhOp, math::CoshOp,
              math::Exp2Op, math::ExpM1Op, math::Log2Op, math::Log10Op,
-             math::ErfcOp, math::CbrtOp, math::FmaOp>(op) ||
+             math::ErfcOp, math::CbrtOp, math::FmaOp, math::AsinOp,
+             math::AcosOp, math::AsinhOp, math::AcoshOp, math::AtanhOp>(op) ||
          // No gradient flows through comparisons, integer and index
          // arithmetic, casts from integers, constants and roundings (zero
          // almost everywhere).
@@ -217,6 +218,25 @@ SmallVector<Value> getElementwiseAdjoints(OpBuilder &b, Operation *op, Value dy,
       })
       .Case([&](math::CbrtOp) {
         adjoints = {scale(mul(constant(3), mul(y, y)), /*divide=*/true)};
+      })
+      .Case<math::AsinOp, math::AcosOp>([&](Operation *o) {
+        // d asin(x) = 1 / sqrt(1 - x^2) = -d acos(x)
+        Value root = math::SqrtOp::create(
+            b, loc, arith::SubFOp::create(b, loc, constant(1), mul(x, x)));
+        Value adjoint = scale(root, /*divide=*/true);
+        adjoints = {isa<math::AcosOp>(o) ? neg(adjoint) : adjoint};
+      })
+      .Case<math::AsinhOp, math::AcoshOp>([&](Operation *o) {
+        // d asinh(x) = 1 / sqrt(x^2 + 1), d acosh(x) = 1 / sqrt(x^2 - 1)
+        Value root = math::SqrtOp::create(
+            b, loc,
+            arith::AddFOp::create(b, loc, mul(x, x),
+                                  constant(isa<math::AsinhOp>(o) ? 1 : -1)));
+        adjoints = {scale(root, /*divide=*/true)};
+      })
+      .Case([&](math::AtanhOp) {
+        adjoints = {scale(arith::SubFOp::create(b, loc, constant(1), mul(x, x)),
+                          /*divide=*/true)};
       })
       .Case([&](math::FmaOp o) {
         adjoints = {scale(o.getB()), scale(o.getA()), dy};

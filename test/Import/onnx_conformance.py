@@ -42,6 +42,10 @@ SUPPORTED = {
     "Greater", "Cast", "Identity", "Expand", "Shape", "Range",
     "ConstantOfShape", "Conv", "ConvTranspose", "BatchNormalization", "Clip",
     "MaxPool", "AveragePool", "GlobalAveragePool", "Resize", "Einsum",
+    "Abs", "GlobalMaxPool", "GreaterOrEqual", "LessOrEqual", "ReduceMin",
+    "ReduceProd", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
+    "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign", "Softplus",
+    "Softsign", "Elu", "Selu", "Min", "Max", "Sum", "Mean", "Dropout",
     "Constant",
 }
 

@@ -77,6 +77,42 @@ NodeConverter compare(arith::CmpFPredicate fp, arith::CmpIPredicate ip) {
       /*comparison=*/true);
 }
 
+/// Min, Max, Sum and Mean: any number of inputs with numpy broadcasting,
+/// folded left to right with `floatFn` (`intFn` on integers); Mean divides
+/// the sum by the count.
+NodeConverter variadic(BinaryFn floatFn, BinaryFn intFn, bool mean = false) {
+  return [=](NodeImporter &n) -> LogicalResult {
+    unsigned count = n.getNumInputs();
+    if (count == 0)
+      return n.error("needs at least one input");
+    if (failed(checkBroadcastInputs(n, count)))
+      return failure();
+    Type element = n.inputType(0).getElementType();
+    SmallVector<Value> inputs;
+    for (unsigned i = 0; i < count; ++i) {
+      if (n.inputType(i).getElementType() != element)
+        return n.error("the inputs have different element types");
+      inputs.push_back(n.input(i));
+    }
+    BinaryFn fn = isFloat(element) ? floatFn : intFn;
+    if (!fn)
+      return n.error("element type not supported by this op");
+    n.setOutput(0,
+                buildElementwise(n.builder(), n.getLoc(), inputs, element,
+                                 [&](OpBuilder &b, Location loc, ValueRange a) {
+                                   Value result = a[0];
+                                   for (Value operand : a.drop_front())
+                                     result = fn(b, loc, result, operand);
+                                   if (mean)
+                                     result = arith::DivFOp::create(
+                                         b, loc, result,
+                                         createScalar(b, loc, element, count));
+                                   return result;
+                                 }));
+    return success();
+  };
+}
+
 /// A unary op on floats (and on integers where `allowInt`).
 NodeConverter unary(UnaryFn fn, bool allowInt = false) {
   return [=](NodeImporter &n) -> LogicalResult {
@@ -503,6 +539,82 @@ void onnx_import::addElementwiseConverters(ConverterTable &table) {
         return Value(
             arith::MaximumFOp::create(b, loc, y, constantLike(b, loc, x, 0)));
       });
+
+  table["Sin"] = mathUnary<math::SinOp>();
+  table["Cos"] = mathUnary<math::CosOp>();
+  table["Tan"] = mathUnary<math::TanOp>();
+  table["Asin"] = mathUnary<math::AsinOp>();
+  table["Acos"] = mathUnary<math::AcosOp>();
+  table["Atan"] = mathUnary<math::AtanOp>();
+  table["Sinh"] = mathUnary<math::SinhOp>();
+  table["Cosh"] = mathUnary<math::CoshOp>();
+  table["Asinh"] = mathUnary<math::AsinhOp>();
+  table["Acosh"] = mathUnary<math::AcoshOp>();
+  table["Atanh"] = mathUnary<math::AtanhOp>();
+  table["Floor"] = mathUnary<math::FloorOp>();
+  table["Ceil"] = mathUnary<math::CeilOp>();
+  // ONNX rounds halves to even.
+  table["Round"] = mathUnary<math::RoundEvenOp>();
+  table["Sign"] =
+      unary([](NodeImporter &, OpBuilder &b, Location loc, Value x) {
+        Value zero = constantLike(b, loc, x, 0);
+        Value positive =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+        Value negative =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+        Value sign = arith::SelectOp::create(b, loc, negative,
+                                             constantLike(b, loc, x, -1), zero);
+        return Value(arith::SelectOp::create(b, loc, positive,
+                                             constantLike(b, loc, x, 1), sign));
+      });
+  table["Softplus"] = unary([](NodeImporter &, OpBuilder &b, Location loc,
+                               Value x) {
+    return Value(math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, x)));
+  });
+  table["Softsign"] = unary([](NodeImporter &, OpBuilder &b, Location loc,
+                               Value x) {
+    Value one = constantLike(b, loc, x, 1);
+    return Value(arith::DivFOp::create(
+        b, loc, x,
+        arith::AddFOp::create(b, loc, one, math::AbsFOp::create(b, loc, x))));
+  });
+  // Elu and Selu: `scale * (x > 0 ? x : alpha * (exp(x) - 1))`.
+  auto elu = [](float alpha, float scale) {
+    return unary([=](NodeImporter &n, OpBuilder &b, Location loc, Value x) {
+      Value zero = constantLike(b, loc, x, 0);
+      Value a = constantLike(b, loc, x, n.floatAttr("alpha", alpha));
+      Value negative =
+          arith::MulFOp::create(b, loc, a, math::ExpM1Op::create(b, loc, x));
+      Value positive =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+      Value y = arith::SelectOp::create(b, loc, positive, x, negative);
+      if (scale == 1)
+        return y;
+      return Value(arith::MulFOp::create(
+          b, loc, constantLike(b, loc, x, n.floatAttr("gamma", scale)), y));
+    });
+  };
+  table["Elu"] = elu(1.0f, 1.0f);
+  table["Selu"] = elu(1.67326319217681884765625f, 1.05070102214813232421875f);
+  table["Min"] = variadic(
+      [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+        return arith::MinimumFOp::create(b, loc, x, y);
+      },
+      [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+        return arith::MinSIOp::create(b, loc, x, y);
+      });
+  table["Max"] = variadic(
+      [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+        return arith::MaximumFOp::create(b, loc, x, y);
+      },
+      [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+        return arith::MaxSIOp::create(b, loc, x, y);
+      });
+  auto addF = [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+    return arith::AddFOp::create(b, loc, x, y);
+  };
+  table["Sum"] = variadic(addF, nullptr);
+  table["Mean"] = variadic(addF, nullptr, /*mean=*/true);
 
   table["Softmax"] = convertSoftmax(false);
   table["LogSoftmax"] = convertSoftmax(true);

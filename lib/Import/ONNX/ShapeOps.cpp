@@ -586,6 +586,40 @@ LogicalResult convertIdentity(NodeImporter &n) {
   return success();
 }
 
+/// Dropout at inference: the data passes unchanged and the mask is all
+/// true. Training-mode dropout (random) is not imported unless its ratio
+/// is 0.
+LogicalResult convertDropout(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type)
+    return n.error("input 0 is missing or not a tensor");
+  // Opsets before 12 flag training with the `is_test = 0` attribute (6) or
+  // not at all; from 12 on, with the optional input `training_mode`.
+  bool training = n.getOpset() < 7 && n.intAttr("is_test", 0) == 0;
+  if (n.hasInput(2)) {
+    DenseElementsAttr mode = n.constantInput(2);
+    if (!mode)
+      return n.error("training_mode must be known at import time");
+    training = mode.getSplatValue<bool>();
+  }
+  // A ratio of 0 drops nothing, in training too.
+  if (training && n.hasInput(1)) {
+    DenseElementsAttr ratio = n.constantInput(1);
+    training = !ratio || !isa<FloatType>(ratio.getElementType()) ||
+               !ratio.isSplat() || !ratio.getSplatValue<APFloat>().isZero();
+  }
+  if (training)
+    return n.error("training-mode dropout (random) is not imported; export "
+                   "the model for inference");
+  n.setOutput(0, n.input(0));
+  if (n.hasOutput(1)) {
+    auto maskType =
+        RankedTensorType::get(type.getShape(), n.builder().getI1Type());
+    n.setConstantOutput(1, DenseElementsAttr::get(maskType, true));
+  }
+  return success();
+}
+
 } // namespace
 
 void onnx_import::addShapeConverters(ConverterTable &table) {
@@ -604,4 +638,5 @@ void onnx_import::addShapeConverters(ConverterTable &table) {
   table["ConstantOfShape"] = convertConstantOfShape;
   table["Range"] = convertRange;
   table["Identity"] = convertIdentity;
+  table["Dropout"] = convertDropout;
 }
