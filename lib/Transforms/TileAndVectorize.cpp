@@ -130,7 +130,7 @@ linalg::MatmulOp unrollBatch(linalg::BatchMatmulOp batch) {
       builder, loc, lower, upper, step, ValueRange{init},
       [&](OpBuilder &b, Location l, Value index, ValueRange carried) {
         // One batch element of `value`, its leading dimension dropped.
-        auto slice = [&](Value value) -> Value {
+        auto slice = [&](Value value) {
           auto type = cast<RankedTensorType>(value.getType());
           SmallVector<OpFoldResult> offsets(3, b.getIndexAttr(0)),
               sizes = {b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1)),
@@ -143,13 +143,14 @@ linalg::MatmulOp unrollBatch(linalg::BatchMatmulOp batch) {
                                     type.getElementType()),
               value, offsets, sizes, strides);
         };
-        Value accumulator = slice(carried[0]);
-        matmul = linalg::MatmulOp::create(
-            b, l, ValueRange{slice(lhs), slice(rhs)}, ValueRange{accumulator});
-        auto extract = accumulator.getDefiningOp<tensor::ExtractSliceOp>();
+        tensor::ExtractSliceOp accumulator = slice(carried[0]);
+        matmul =
+            linalg::MatmulOp::create(b, l, ValueRange{slice(lhs), slice(rhs)},
+                                     ValueRange{accumulator.getResult()});
         Value updated = tensor::InsertSliceOp::create(
-            b, l, matmul->getResult(0), carried[0], extract.getMixedOffsets(),
-            extract.getMixedSizes(), extract.getMixedStrides());
+            b, l, matmul->getResult(0), carried[0],
+            accumulator.getMixedOffsets(), accumulator.getMixedSizes(),
+            accumulator.getMixedStrides());
         scf::YieldOp::create(b, l, updated);
       });
   batch->getResult(0).replaceAllUsesWith(loop.getResult(0));
