@@ -46,6 +46,9 @@ SUPPORTED = {
     "ReduceProd", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
     "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign", "Softplus",
     "Softsign", "Elu", "Selu", "Min", "Max", "Sum", "Mean", "Dropout",
+    "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
+    "ReduceLogSumExp", "CastLike", "ThresholdedRelu", "HardSwish", "Celu",
+    "PRelu",
     "Constant",
 }
 

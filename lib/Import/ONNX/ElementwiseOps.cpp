@@ -224,11 +224,16 @@ LogicalResult convertClip(NodeImporter &n) {
   return success();
 }
 
+/// Cast to the `to` attribute's type, or CastLike to input 1's.
 LogicalResult convertCast(NodeImporter &n) {
   RankedTensorType type = n.inputType(0);
   if (!type)
     return n.error("input 0 is missing or not a tensor");
-  Type to = getElementType(n.builder().getContext(), n.intAttr("to", 0));
+  bool like = n.getNode().op_type() == "CastLike";
+  if (like && !n.inputType(1))
+    return n.error("input 1 is missing or not a tensor");
+  Type to = like ? n.inputType(1).getElementType()
+                 : getElementType(n.builder().getContext(), n.intAttr("to", 0));
   if (!to)
     return n.error("casts to element type " + Twine(n.intAttr("to", 0)) +
                    " are not supported");
@@ -316,15 +321,89 @@ Value reduce(OpBuilder &b, Location loc, Value input, SmallVector<int64_t> axes,
       });
 }
 
-NodeConverter reduction(Reduce kind) {
+/// The reductions ONNX composes from a sum: of squares, of absolute
+/// values, the L2 norm, the logarithm of a sum and of a sum of exponentials.
+enum class Composite { None, SumSquare, L1, L2, LogSum, LogSumExp };
+
+/// Applies `fn` to every element of `x`.
+Value mapElements(OpBuilder &b, Location loc, Value x,
+                  function_ref<Value(OpBuilder &, Location, Value)> fn) {
+  return buildElementwise(
+      b, loc, {x}, cast<RankedTensorType>(x.getType()).getElementType(),
+      [&](OpBuilder &nb, Location l, ValueRange a) { return fn(nb, l, a[0]); });
+}
+
+/// The composite reduction of `input` over `axes`.
+Value reduceComposite(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> axes, bool keepDims,
+                      Composite composite) {
+  SmallVector<int64_t> over(axes);
+  switch (composite) {
+  case Composite::None:
+    break;
+  case Composite::SumSquare:
+  case Composite::L2: {
+    Value squares =
+        mapElements(b, loc, input, [](OpBuilder &nb, Location l, Value x) {
+          return Value(arith::MulFOp::create(nb, l, x, x));
+        });
+    Value sum = reduce(b, loc, squares, over, keepDims, Reduce::Sum);
+    if (composite == Composite::SumSquare)
+      return sum;
+    return mapElements(b, loc, sum, [](OpBuilder &nb, Location l, Value x) {
+      return Value(math::SqrtOp::create(nb, l, x));
+    });
+  }
+  case Composite::L1:
+    return reduce(b, loc,
+                  mapElements(b, loc, input,
+                              [](OpBuilder &nb, Location l, Value x) {
+                                return Value(math::AbsFOp::create(nb, l, x));
+                              }),
+                  over, keepDims, Reduce::Sum);
+  case Composite::LogSum:
+    return mapElements(b, loc,
+                       reduce(b, loc, input, over, keepDims, Reduce::Sum),
+                       [](OpBuilder &nb, Location l, Value x) {
+                         return Value(math::LogOp::create(nb, l, x));
+                       });
+  case Composite::LogSumExp: {
+    // log(sum(exp(x - max))) + max: no exponential overflows.
+    Value max = reduce(b, loc, input, over, /*keepDims=*/true, Reduce::Max);
+    Value exp = buildElementwise(
+        b, loc, {input, max},
+        cast<RankedTensorType>(input.getType()).getElementType(),
+        [](OpBuilder &nb, Location l, ValueRange a) {
+          return Value(math::ExpOp::create(
+              nb, l, arith::SubFOp::create(nb, l, a[0], a[1])));
+        });
+    Value sum = reduce(b, loc, exp, over, keepDims, Reduce::Sum);
+    Value shift =
+        keepDims ? max : reduce(b, loc, input, over, keepDims, Reduce::Max);
+    return buildElementwise(
+        b, loc, {sum, shift},
+        cast<RankedTensorType>(sum.getType()).getElementType(),
+        [](OpBuilder &nb, Location l, ValueRange a) {
+          return Value(arith::AddFOp::create(
+              nb, l, math::LogOp::create(nb, l, a[0]), a[1]));
+        });
+  }
+  }
+  return nullptr;
+}
+
+NodeConverter reduction(Reduce kind, Composite composite = Composite::None) {
   return [=](NodeImporter &n) -> LogicalResult {
     RankedTensorType type = n.inputType(0);
     if (!type)
       return n.error("input 0 is missing or not a tensor");
+    if (composite != Composite::None && !isFloat(type.getElementType()))
+      return n.error("needs a floating-point input");
     // ReduceSum reads its axes from input 1 since opset 13; the others
     // from an attribute until opset 18.
     std::optional<SmallVector<int64_t>> axes = n.intsAttr("axes");
-    if (kind == Reduce::Sum && n.getOpset() >= 13) {
+    if (kind == Reduce::Sum && composite == Composite::None &&
+        n.getOpset() >= 13) {
       axes = std::nullopt;
       if (n.hasInput(1)) {
         axes = n.intsInput(1);
@@ -348,8 +427,11 @@ NodeConverter reduction(Reduce kind) {
         return n.error("axis " + Twine(axis) + " is out of range");
       axis = *normalized;
     }
-    n.setOutput(
-        0, reduce(n.builder(), n.getLoc(), n.input(0), *axes, keepDims, kind));
+    n.setOutput(0, composite == Composite::None
+                       ? reduce(n.builder(), n.getLoc(), n.input(0), *axes,
+                                keepDims, kind)
+                       : reduceComposite(n.builder(), n.getLoc(), n.input(0),
+                                         *axes, keepDims, composite));
     return success();
   };
 }
@@ -480,6 +562,7 @@ void onnx_import::addElementwiseConverters(ConverterTable &table) {
       compare(arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge);
   table["Where"] = convertWhere;
   table["Cast"] = convertCast;
+  table["CastLike"] = convertCast;
   table["Clip"] = convertClip;
 
   table["Sqrt"] = mathUnary<math::SqrtOp>();
@@ -594,6 +677,47 @@ void onnx_import::addElementwiseConverters(ConverterTable &table) {
           b, loc, constantLike(b, loc, x, n.floatAttr("gamma", scale)), y));
     });
   };
+  table["ThresholdedRelu"] =
+      unary([](NodeImporter &n, OpBuilder &b, Location loc, Value x) {
+        Value alpha = constantLike(b, loc, x, n.floatAttr("alpha", 1.0f));
+        Value above =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, alpha);
+        return Value(arith::SelectOp::create(b, loc, above, x,
+                                             constantLike(b, loc, x, 0)));
+      });
+  // HardSwish: x * max(0, min(1, x / 6 + 1 / 2)).
+  table["HardSwish"] = unary([](NodeImporter &, OpBuilder &b, Location loc,
+                                Value x) {
+    Value gate = arith::AddFOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, x, constantLike(b, loc, x, 1.0 / 6)),
+        constantLike(b, loc, x, 0.5));
+    gate = arith::MinimumFOp::create(b, loc, gate, constantLike(b, loc, x, 1));
+    gate = arith::MaximumFOp::create(b, loc, gate, constantLike(b, loc, x, 0));
+    return Value(arith::MulFOp::create(b, loc, x, gate));
+  });
+  // Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+  table["Celu"] = unary([](NodeImporter &n, OpBuilder &b, Location loc,
+                           Value x) {
+    Value alpha = constantLike(b, loc, x, n.floatAttr("alpha", 1.0f));
+    Value zero = constantLike(b, loc, x, 0);
+    Value negative = arith::MulFOp::create(
+        b, loc, alpha,
+        math::ExpM1Op::create(b, loc, arith::DivFOp::create(b, loc, x, alpha)));
+    return Value(arith::AddFOp::create(
+        b, loc, arith::MaximumFOp::create(b, loc, x, zero),
+        arith::MinimumFOp::create(b, loc, negative, zero)));
+  });
+  // PRelu: x < 0 ? slope * x : x, the slope broadcast to x.
+  table["PRelu"] = binary(
+      [](OpBuilder &b, Location loc, Value x, Value slope) -> Value {
+        Value zero = constantLike(b, loc, x, 0);
+        Value negative =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+        return arith::SelectOp::create(
+            b, loc, negative, arith::MulFOp::create(b, loc, x, slope), x);
+      },
+      nullptr);
   table["Elu"] = elu(1.0f, 1.0f);
   table["Selu"] = elu(1.67326319217681884765625f, 1.05070102214813232421875f);
   table["Min"] = variadic(
@@ -624,4 +748,9 @@ void onnx_import::addElementwiseConverters(ConverterTable &table) {
   table["ReduceMax"] = reduction(Reduce::Max);
   table["ReduceMin"] = reduction(Reduce::Min);
   table["ReduceProd"] = reduction(Reduce::Prod);
+  table["ReduceSumSquare"] = reduction(Reduce::Sum, Composite::SumSquare);
+  table["ReduceL1"] = reduction(Reduce::Sum, Composite::L1);
+  table["ReduceL2"] = reduction(Reduce::Sum, Composite::L2);
+  table["ReduceLogSum"] = reduction(Reduce::Sum, Composite::LogSum);
+  table["ReduceLogSumExp"] = reduction(Reduce::Sum, Composite::LogSumExp);
 }
