@@ -147,6 +147,46 @@ TEST(CostModel, SlicesMoveTheirRowsOnly) {
   EXPECT_DOUBLE_EQ(model->getOpWork(insert, update).bytes, 2 * row);
 }
 
+TEST(CostModel, BatchedProductsAreContractionsOnHosts) {
+  std::unique_ptr<MLIRContext> context = makeContext();
+  // Attention's scores: a product over batch and head loops, which
+  // sbp-specialize-contractions makes a batch_matmul and the CPU lowering
+  // runs as a loop of tiled matmuls.
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+    sbp.mesh @m shape = [2, 4]
+    func.func @f(%q: tensor<2x8x4x16xf32>, %k: tensor<2x8x4x16xf32>,
+                 %s: tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32> {
+      %r = linalg.generic {indexing_maps = [
+          affine_map<(b, a, i, j, d) -> (b, i, a, d)>,
+          affine_map<(b, a, i, j, d) -> (b, j, a, d)>,
+          affine_map<(b, a, i, j, d) -> (b, a, i, j)>],
+          iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                            "reduction"]}
+          ins(%q, %k : tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32>)
+          outs(%s : tensor<2x4x8x8xf32>) {
+      ^bb0(%x: f32, %y: f32, %acc: f32):
+        %p = arith.mulf %x, %y : f32
+        %t = arith.addf %acc, %p : f32
+        linalg.yield %t : f32
+      } -> tensor<2x4x8x8xf32>
+      return %r : tensor<2x4x8x8xf32>
+    })mlir",
+                                                             context.get());
+  ASSERT_TRUE(module);
+  Cluster host = makeCluster();
+  host.hostCores = 8;
+  auto model = CostModel::get(host, {2, 4});
+  ASSERT_TRUE(bool(model));
+  SbpEntry b = SbpEntry::broadcast();
+  NdSbpAttr whole = nd(*module, b, b);
+  NdSbpSignature signature;
+  signature.operands = {whole, whole, whole};
+  signature.results = {whole};
+  OpWork work = model->getOpWork(findOp(*module, "linalg.generic"), signature);
+  EXPECT_TRUE(work.contraction);
+  EXPECT_DOUBLE_EQ(work.flops, 2.0 * 2 * 4 * 8 * 8 * 16);
+}
+
 TEST(CostModel, SoftmaxReadsItsInputOnly) {
   std::unique_ptr<MLIRContext> context = makeContext();
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
