@@ -586,6 +586,49 @@ LogicalResult convertIdentity(NodeImporter &n) {
   return success();
 }
 
+/// Trilu: the upper (or lower) triangle of the last two dimensions from
+/// diagonal `k`, the rest zero: one generic comparing its last two loops'
+/// indices.
+LogicalResult convertTrilu(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type || type.getRank() < 2)
+    return n.error("input 0 must be a tensor of rank 2 or more");
+  int64_t k = 0;
+  if (n.hasInput(1)) {
+    std::optional<SmallVector<int64_t>> diagonal = n.intsInput(1);
+    if (!diagonal || diagonal->size() != 1)
+      return n.error("k must be one integer known at import time");
+    k = diagonal->front();
+  }
+  bool upper = n.intAttr("upper", 1) != 0;
+  OpBuilder &b = n.builder();
+  Location loc = n.getLoc();
+  int64_t rank = type.getRank();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  Type element = type.getElementType();
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{n.input(0)},
+      ValueRange{tensor::EmptyOp::create(b, loc, type.getShape(), element)},
+      SmallVector<AffineMap>{identity, identity},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        // Kept where j - i >= k (upper) or j - i <= k (lower).
+        Value row = linalg::IndexOp::create(nb, l, rank - 2);
+        Value column = linalg::IndexOp::create(nb, l, rank - 1);
+        Value offset = arith::SubIOp::create(nb, l, column, row);
+        Value keep = arith::CmpIOp::create(
+            nb, l,
+            upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+            offset, arith::ConstantIndexOp::create(nb, l, k));
+        Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(element));
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{arith::SelectOp::create(nb, l, keep, args[0], zero)});
+      });
+  n.setOutput(0, generic.getResult(0));
+  return success();
+}
+
 /// Dropout at inference: the data passes unchanged and the mask is all
 /// true. Training-mode dropout (random) is not imported unless its ratio
 /// is 0.
@@ -639,4 +682,5 @@ void onnx_import::addShapeConverters(ConverterTable &table) {
   table["Range"] = convertRange;
   table["Identity"] = convertIdentity;
   table["Dropout"] = convertDropout;
+  table["Trilu"] = convertTrilu;
 }
