@@ -48,7 +48,7 @@ SUPPORTED = {
     "Softsign", "Elu", "Selu", "Min", "Max", "Sum", "Mean", "Dropout",
     "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
     "ReduceLogSumExp", "CastLike", "ThresholdedRelu", "HardSwish", "Celu",
-    "PRelu", "Trilu",
+    "PRelu", "Trilu", "CumSum",
     "Constant",
 }
 

@@ -629,6 +629,65 @@ LogicalResult convertTrilu(NodeImporter &n) {
   return success();
 }
 
+/// CumSum along `axis`: out[.., i, ..] = sum of x[.., j, ..] over j <= i
+/// (j < i when exclusive; j >= i, j > i when reversed), as one generic
+/// whose extra reduction loop j reads the input; its payload compares the
+/// two loops' indices.
+LogicalResult convertCumSum(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type || type.getRank() == 0)
+    return n.error("input 0 must be a tensor of rank 1 or more");
+  std::optional<SmallVector<int64_t>> axisInput = n.intsInput(1);
+  if (!axisInput || axisInput->size() != 1)
+    return n.error("the axis must be one integer known at import time");
+  int64_t rank = type.getRank();
+  std::optional<int64_t> axis = normalizeAxis(axisInput->front(), rank);
+  if (!axis)
+    return n.error("axis " + Twine(axisInput->front()) + " is out of range");
+  bool exclusive = n.intAttr("exclusive", 0) != 0;
+  bool reverse = n.intAttr("reverse", 0) != 0;
+  OpBuilder &b = n.builder();
+  Location loc = n.getLoc();
+  MLIRContext *ctx = b.getContext();
+  // Loops: the output's, then j.
+  SmallVector<AffineExpr> inputExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    inputExprs.push_back(getAffineDimExpr(d == *axis ? rank : d, ctx));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank + 1, 0, inputExprs, ctx),
+      AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Type element = type.getElementType();
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+  Value init =
+      linalg::FillOp::create(
+          b, loc, zero,
+          ValueRange{tensor::EmptyOp::create(b, loc, type.getShape(), element)})
+          .getResult(0);
+  arith::CmpIPredicate predicate =
+      reverse
+          ? (exclusive ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::sge)
+          : (exclusive ? arith::CmpIPredicate::slt : arith::CmpIPredicate::sle);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{n.input(0)}, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value i = linalg::IndexOp::create(nb, l, *axis);
+        Value j = linalg::IndexOp::create(nb, l, rank);
+        Value taken = arith::CmpIOp::create(nb, l, predicate, j, i);
+        Value term = arith::SelectOp::create(
+            nb, l, taken, args[0],
+            arith::ConstantOp::create(nb, l, nb.getZeroAttr(element)));
+        Value sum = isa<FloatType>(element)
+                        ? Value(arith::AddFOp::create(nb, l, args[1], term))
+                        : Value(arith::AddIOp::create(nb, l, args[1], term));
+        linalg::YieldOp::create(nb, l, ValueRange{sum});
+      });
+  n.setOutput(0, generic.getResult(0));
+  return success();
+}
+
 /// Dropout at inference: the data passes unchanged and the mask is all
 /// true. Training-mode dropout (random) is not imported unless its ratio
 /// is 0.
@@ -683,4 +742,5 @@ void onnx_import::addShapeConverters(ConverterTable &table) {
   table["Identity"] = convertIdentity;
   table["Dropout"] = convertDropout;
   table["Trilu"] = convertTrilu;
+  table["CumSum"] = convertCumSum;
 }
