@@ -377,16 +377,24 @@ Value reduceComposite(OpBuilder &b, Location loc, Value input,
           return Value(math::ExpOp::create(
               nb, l, arith::SubFOp::create(nb, l, a[0], a[1])));
         });
-    Value sum = reduce(b, loc, exp, over, keepDims, Reduce::Sum);
-    Value shift =
-        keepDims ? max : reduce(b, loc, input, over, keepDims, Reduce::Max);
-    return buildElementwise(
-        b, loc, {sum, shift},
-        cast<RankedTensorType>(sum.getType()).getElementType(),
-        [](OpBuilder &nb, Location l, ValueRange a) {
-          return Value(arith::AddFOp::create(
-              nb, l, math::LogOp::create(nb, l, a[0]), a[1]));
-        });
+    Value sum = reduce(b, loc, exp, over, /*keepDims=*/true, Reduce::Sum);
+    Value result =
+        buildElementwise(b, loc, {sum, max},
+                         cast<RankedTensorType>(sum.getType()).getElementType(),
+                         [](OpBuilder &nb, Location l, ValueRange a) {
+                           return Value(arith::AddFOp::create(
+                               nb, l, math::LogOp::create(nb, l, a[0]), a[1]));
+                         });
+    if (keepDims)
+      return result;
+    // The reduced dimensions (size 1 now) dropped, as the other reductions
+    // do, without a second pass for the maximum.
+    SmallVector<int64_t> shape;
+    for (auto [dim, size] :
+         llvm::enumerate(cast<RankedTensorType>(input.getType()).getShape()))
+      if (!llvm::is_contained(over, int64_t(dim)))
+        shape.push_back(size);
+    return buildReshape(b, loc, result, shape);
   }
   }
   return nullptr;
