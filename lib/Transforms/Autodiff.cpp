@@ -68,13 +68,16 @@ bool hasElementwiseRule(Operation *op) {
              math::CosOp, math::TanOp, math::AtanOp, math::SinhOp, math::CoshOp,
              math::Exp2Op, math::ExpM1Op, math::Log2Op, math::Log10Op,
              math::ErfcOp, math::CbrtOp, math::FmaOp, math::AsinOp,
-             math::AcosOp, math::AsinhOp, math::AcoshOp, math::AtanhOp>(op) ||
+             math::AcosOp, math::AsinhOp, math::AcoshOp, math::AtanhOp,
+             math::Atan2Op, arith::RemFOp, math::CopySignOp, math::ClampFOp,
+             math::FPowIOp>(op) ||
          // No gradient flows through comparisons, integer and index
          // arithmetic, casts from integers, constants and roundings (zero
          // almost everywhere).
          llvm::none_of(op->getResultTypes(), isFloatLike) ||
-         isa<arith::ConstantOp, arith::SIToFPOp, arith::UIToFPOp, math::FloorOp,
-             math::CeilOp, math::RoundOp, math::RoundEvenOp, math::TruncOp>(op);
+         isa<arith::ConstantOp, arith::SIToFPOp, arith::UIToFPOp,
+             arith::BitcastOp, math::FloorOp, math::CeilOp, math::RoundOp,
+             math::RoundEvenOp, math::TruncOp>(op);
 }
 
 /// The adjoints of the operands of the element-wise op `op` (on scalars or
@@ -240,6 +243,52 @@ SmallVector<Value> getElementwiseAdjoints(OpBuilder &b, Operation *op, Value dy,
       })
       .Case([&](math::FmaOp o) {
         adjoints = {scale(o.getB()), scale(o.getA()), dy};
+      })
+      .Case([&](math::Atan2Op o) {
+        // atan2(u, v): d/du = v / (u^2 + v^2), d/dv = -u / (u^2 + v^2)
+        Value norm = arith::AddFOp::create(b, loc, mul(o.getLhs(), o.getLhs()),
+                                           mul(o.getRhs(), o.getRhs()));
+        adjoints = {scale(div(o.getRhs(), norm)),
+                    neg(scale(div(o.getLhs(), norm)))};
+      })
+      .Case([&](arith::RemFOp o) {
+        // fmod: u - trunc(u / v) * v
+        Value quotient =
+            math::TruncOp::create(b, loc, div(o.getLhs(), o.getRhs()));
+        adjoints = {dy, neg(scale(quotient))};
+      })
+      .Case([&](math::CopySignOp o) {
+        // |u| with the sign of v: the sign of u times that of v; none
+        // flows into v (zero almost everywhere).
+        auto sign = [&](Value v) -> Value {
+          return math::CopySignOp::create(b, loc, constant(1), v);
+        };
+        adjoints = {scale(mul(sign(o.getLhs()), sign(o.getRhs()))), Value()};
+      })
+      .Case([&](math::ClampFOp o) {
+        // maximumf(minimumf(value, max), min), as it is lowered, ties going
+        // to the first operand as for those ops.
+        Value belowMax = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OLE, o.getValue(), o.getMax());
+        Value clipped =
+            arith::SelectOp::create(b, loc, belowMax, o.getValue(), o.getMax());
+        Value aboveMin = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OGE, clipped, o.getMin());
+        Value toClipped = select(aboveMin, true);
+        adjoints = {
+            arith::SelectOp::create(b, loc, belowMax, toClipped, constant(0)),
+            select(aboveMin, false),
+            arith::SelectOp::create(b, loc, belowMax, constant(0), toClipped)};
+      })
+      .Case([&](math::FPowIOp o) {
+        // n x^(n-1); the integer exponent takes none.
+        Value n = o.getRhs();
+        Value one = arith::ConstantOp::create(
+            b, loc, cast<TypedAttr>(b.getOneAttr(n.getType())));
+        Value lower = math::FPowIOp::create(
+            b, loc, x, arith::SubIOp::create(b, loc, n, one));
+        adjoints = {
+            scale(mul(arith::SIToFPOp::create(b, loc, x.getType(), n), lower))};
       })
       .Default([](Operation *) {});
   // Adjoints only flow into float operands.

@@ -4,11 +4,18 @@
 // their identity through the search (one SBP rule, one gradient rule, one
 // op in the cost model); neither lowering has loops for them, so each rank's
 // program decomposes them into the structured ops they stand for.
+// math.clampf is an aggregate of a minimum and a maximum: MLIR 22's own
+// expansion computes `maximumf(minimumf(value, min), max)`, its documented
+// formula (the maximum whenever min < max); upstream has since defined the
+// op as a clamp (`maximumf(minimumf(value, max), min)`, as CUDA and SPIR-V
+// do), which is what is built here.
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "sbp/Transforms/Passes.h"
 
 namespace mlir {
@@ -52,6 +59,17 @@ struct SbpDecomposeAggregatesPass
         op->erase();
       }
     } while (!aggregates.empty());
+
+    getOperation().walk([](math::ClampFOp op) {
+      OpBuilder builder(op);
+      Value below = arith::MinimumFOp::create(
+          builder, op.getLoc(), op.getValue(), op.getMax(), op.getFastmath());
+      op.replaceAllUsesWith(arith::MaximumFOp::create(builder, op.getLoc(),
+                                                      below, op.getMin(),
+                                                      op.getFastmath())
+                                .getResult());
+      op.erase();
+    });
   }
 };
 

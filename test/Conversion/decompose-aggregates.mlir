@@ -22,6 +22,34 @@ func.func @softmax(%x: tensor<2x16xf32>) -> tensor<2x16xf32> {
 
 // -----
 
+// A clamp is the minimum with its upper bound, then the maximum with its
+// lower one, on tensors and in payloads alike.
+// CHECK-LABEL: func.func @clampf
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[LO:.*]]: tensor<4xf32>, %[[HI:.*]]: tensor<4xf32>)
+// CHECK-NOT: math.clampf
+// CHECK: %[[BELOW:.*]] = arith.minimumf %[[X]], %[[HI]] : tensor<4xf32>
+// CHECK: %[[Y:.*]] = arith.maximumf %[[BELOW]], %[[LO]] : tensor<4xf32>
+// CHECK: ^bb0(%[[V:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[B:.*]] = arith.minimumf %[[V]], %{{.*}} : f32
+// CHECK: arith.maximumf %[[B]], %{{.*}} : f32
+// CHECK: %[[S:.*]] = arith.addf %[[Y]], %{{.*}} : tensor<4xf32>
+// CHECK: return %[[S]]
+func.func @clampf(%x: tensor<4xf32>, %lo: tensor<4xf32>, %hi: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = math.clampf %x to [%lo, %hi] : tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %zero = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f32
+    %c = math.clampf %v to [%zero, %one] : f32
+    linalg.yield %c : f32
+  } -> tensor<4xf32>
+  %2 = arith.addf %0, %1 : tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// -----
+
 // Other ops are left alone.
 // CHECK-LABEL: func.func @matmul
 // CHECK-NEXT: linalg.matmul

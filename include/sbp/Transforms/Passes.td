@@ -693,7 +693,7 @@ def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
 def SbpDecomposeAggregatesPass
     : Pass<"sbp-decompose-aggregates", "func::FuncOp"> {
   let summary = "Decompose linalg.softmax and other aggregated ops into "
-                "structured ops";
+                "structured ops, math.clampf into a minimum and a maximum";
   let description = [{
     Ops of `linalg::AggregatedOpInterface` (`linalg.softmax`) stay whole
     through the search: one SBP rule (split any dimension but the one
@@ -704,7 +704,14 @@ def SbpDecomposeAggregatesPass
     shifted exponential, their sum and the division, as `linalg.generic`
     and `linalg.fill`), which fuse and tile like any other.
 
-    Constraints: the ops have tensor results (the pass runs before
+    `math.clampf` (an aggregate of a minimum and a maximum, element-wise in
+    the search and in autodiff) becomes `arith.maximumf(arith.minimumf(value,
+    max), min)`: a clamp, as CUDA and SPIR-V define it and as upstream MLIR
+    now documents the op. MLIR 22's `math-expand-ops` builds its earlier
+    formula, `maximumf(minimumf(value, min), max)`, which is `max` wherever
+    `min < max`.
+
+    Constraints: the aggregated ops have tensor results (the pass runs before
     bufferization).
   }];
   let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
