@@ -378,6 +378,15 @@ struct IterationSlice {
   SmallVector<OpFoldResult> offsets, sizes, strides;
 };
 
+/// How a structured op's result accumulates: its combiner (`out + p`,
+/// `max(out, p)`, `out * p`, ...) and, for a product, the count of zero
+/// partials and the product of the others with the init, per result
+/// element; each partial's adjoint is the product of the others.
+struct Reduction {
+  Operation *combiner;
+  Value zeros = {}, nonzeroProduct = {};
+};
+
 class Differentiator {
 public:
   explicit Differentiator(OpBuilder &builder) : b(builder) {}
@@ -410,14 +419,19 @@ private:
   /// `operand` of `op` (`extract` null), or of the tensor that `extract`
   /// reads inside its payload.
   Value buildStructuredAdjoint(linalg::LinalgOp op, ArrayRef<Value> dys,
-                               ArrayRef<Operation *> combiners,
+                               ArrayRef<Reduction> reductions,
                                OpOperand *operand, tensor::ExtractOp extract);
+  /// The zero count and nonzero product of result `result` of the product
+  /// reduction `op`, whose combiner is `combiner`.
+  std::pair<Value, Value> buildProductFactors(linalg::LinalgOp op,
+                                              unsigned result,
+                                              Operation *combiner);
   /// The adjoint of the table that `extract` reads when `op` is a gather
   /// (its one result is `table[index_cast(ids[...]), ...]`, the other
   /// indices the loops'): the contraction of the one-hot of the ids with
   /// the result's adjoint, or null for another op.
   Value buildGatherAdjoint(linalg::LinalgOp op, ArrayRef<Value> dys,
-                           ArrayRef<Operation *> combiners,
+                           ArrayRef<Reduction> reductions,
                            tensor::ExtractOp extract);
 
   OpBuilder &b;
@@ -627,25 +641,32 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
              << inner.getName() << "' in the payload of '" << op->getName()
              << "'";
   // A reduction accumulates `combine(out, partial)`; the partial gets the
-  // result's adjoint (sums) or where it equals the result (max and min).
+  // result's adjoint (sums), where it equals the result (max and min) or
+  // times the product of the others (products).
   bool reduces = op.getNumParallelLoops() != op.getNumLoops();
-  SmallVector<Operation *> combiners;
+  SmallVector<Reduction> reductions;
   SmallVector<BlockArgument> outputArgs(op.getRegionOutputArgs());
   if (reduces) {
     for (unsigned i = 0; i < outputArgs.size(); ++i) {
       SmallVector<Operation *> chain;
       if (!matchReduction(outputArgs, i, chain) || chain.size() != 1 ||
-          !isa<arith::AddFOp, arith::MaximumFOp, arith::MaxNumFOp,
-               arith::MinimumFOp, arith::MinNumFOp>(chain.front()) ||
+          !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
+               arith::MaxNumFOp, arith::MinimumFOp, arith::MinNumFOp>(
+              chain.front()) ||
           !outputArgs[i].hasOneUse())
         return op.emitError("sbp-make-train-step: no gradient for a "
-                            "reduction that is not a sum, max or min");
-      combiners.push_back(chain.front());
+                            "reduction that is not a sum, product, max or "
+                            "min");
+      reductions.push_back({chain.front()});
     }
   }
   SmallVector<Value> dys;
   for (Value result : op->getResults())
     dys.push_back(getAdjoint(result));
+  for (auto [r, reduction] : llvm::enumerate(reductions))
+    if (isa<arith::MulFOp>(reduction.combiner) && dys[r])
+      std::tie(reduction.zeros, reduction.nonzeroProduct) =
+          buildProductFactors(op, r, reduction.combiner);
 
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isVaried(operand.get()))
@@ -656,14 +677,46 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
              << operand.getOperandNumber();
     if (op.isDpsInit(&operand) && reduces) {
       unsigned init = operand.getOperandNumber() - op.getNumDpsInputs();
-      if (!isa<arith::AddFOp>(combiners[init]))
+      Operation *combiner = reductions[init].combiner;
+      if (!isa<arith::AddFOp, arith::MulFOp>(combiner))
         return op.emitError("sbp-make-train-step: no gradient for the init "
                             "of a max or min reduction");
-      accumulate(operand.get(), dys[init]);
+      if (!dys[init])
+        continue;
+      if (isa<arith::AddFOp>(combiner)) {
+        accumulate(operand.get(), dys[init]);
+        continue;
+      }
+      // The product of the partials: zero where one of them is.
+      const Reduction &product = reductions[init];
+      auto type = cast<RankedTensorType>(dys[init].getType());
+      AffineMap identity =
+          AffineMap::getMultiDimIdentityMap(type.getRank(), op.getContext());
+      accumulate(
+          operand.get(),
+          linalg::GenericOp::create(
+              b, op.getLoc(), TypeRange{type},
+              ValueRange{dys[init], product.zeros, product.nonzeroProduct},
+              ValueRange{tensor::EmptyOp::create(
+                  b, op.getLoc(), type.getShape(), type.getElementType())},
+              SmallVector<AffineMap>(4, identity),
+              SmallVector<utils::IteratorType>(type.getRank(),
+                                               utils::IteratorType::parallel),
+              [](OpBuilder &nb, Location loc, ValueRange args) {
+                Value zero = getConstant(nb, loc, args[0].getType(), 0);
+                Value none = arith::CmpFOp::create(
+                    nb, loc, arith::CmpFPredicate::OEQ, args[1], zero);
+                Value all =
+                    arith::SelectOp::create(nb, loc, none, args[2], zero);
+                linalg::YieldOp::create(
+                    nb, loc,
+                    ValueRange{arith::MulFOp::create(nb, loc, args[0], all)});
+              })
+              .getResult(0));
       continue;
     }
     Value adjoint =
-        buildStructuredAdjoint(op, dys, combiners, &operand, nullptr);
+        buildStructuredAdjoint(op, dys, reductions, &operand, nullptr);
     if (!adjoint) {
       std::string map;
       llvm::raw_string_ostream(map) << op.getMatchingIndexingMap(&operand);
@@ -677,9 +730,9 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
   WalkResult walk = body->walk([&](tensor::ExtractOp extract) {
     if (!isVaried(extract.getTensor()))
       return WalkResult::advance();
-    Value adjoint = buildGatherAdjoint(op, dys, combiners, extract);
+    Value adjoint = buildGatherAdjoint(op, dys, reductions, extract);
     if (!adjoint)
-      adjoint = buildStructuredAdjoint(op, dys, combiners, nullptr, extract);
+      adjoint = buildStructuredAdjoint(op, dys, reductions, nullptr, extract);
     if (!adjoint) {
       extract.emitError("sbp-make-train-step: no gradient for an element "
                         "read twice at the same loop's index");
@@ -701,16 +754,76 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
   return success();
 }
 
+// Dividing the result by a partial would be wrong where that partial is
+// zero (and lose the others' product there), so a product's adjoints come
+// from the count of zero partials and the product of the nonzero ones.
+std::pair<Value, Value>
+Differentiator::buildProductFactors(linalg::LinalgOp op, unsigned result,
+                                    Operation *combiner) {
+  Location loc = op.getLoc();
+  Block *body = op.getBlock();
+  unsigned numInputs = op.getNumDpsInputs();
+  Value partial =
+      combiner->getOperand(0) == body->getArgument(numInputs + result)
+          ? combiner->getOperand(1)
+          : combiner->getOperand(0);
+  // The payload ops the partial is computed from, in order.
+  llvm::SmallPtrSet<Operation *, 8> needed;
+  if (Operation *def = partial.getDefiningOp())
+    needed.insert(def);
+  for (Operation &inner : llvm::reverse(body->without_terminator()))
+    if (needed.contains(&inner))
+      for (Value operand : inner.getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && def->getBlock() == body)
+          needed.insert(def);
+  auto type = cast<RankedTensorType>(op->getResult(result).getType());
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    inputs.push_back(input->get());
+    maps.push_back(op.getMatchingIndexingMap(input));
+  }
+  AffineMap resultMap = op.getIndexingMapMatchingResult(op->getResult(result));
+  maps.append(2, resultMap);
+  auto factors = linalg::GenericOp::create(
+      b, loc, TypeRange{type, type}, inputs,
+      ValueRange{createFilledTensor(b, loc, type, 0),
+                 createFilledTensor(b, loc, type, 1)},
+      maps, op.getIteratorTypesArray(),
+      [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+        IRMapping mapping;
+        for (unsigned i = 0; i < numInputs; ++i)
+          mapping.map(body->getArgument(i), args[i]);
+        for (Operation &inner : body->without_terminator())
+          if (needed.contains(&inner))
+            nb.clone(inner, mapping);
+        Value p = mapping.lookupOrDefault(partial);
+        Value zero = getConstant(nb, bodyLoc, p.getType(), 0);
+        Value one = getConstant(nb, bodyLoc, p.getType(), 1);
+        Value isZero = arith::CmpFOp::create(
+            nb, bodyLoc, arith::CmpFPredicate::OEQ, p, zero);
+        Value count = arith::AddFOp::create(
+            nb, bodyLoc, args[numInputs],
+            arith::SelectOp::create(nb, bodyLoc, isZero, one, zero));
+        Value product = arith::MulFOp::create(
+            nb, bodyLoc, args[numInputs + 1],
+            arith::SelectOp::create(nb, bodyLoc, isZero, one, p));
+        linalg::YieldOp::create(nb, bodyLoc, ValueRange{count, product});
+      });
+  return {factors.getResult(0), factors.getResult(1)};
+}
+
 // The general rule would give a gather's table a loop over its rows,
 // comparing each with the id per element (tokens x vocabulary x hidden
 // iterations of plain loops); the one-hot product does the same arithmetic
 // as a matrix product, which BLAS and tensor cores run.
 Value Differentiator::buildGatherAdjoint(linalg::LinalgOp op,
                                          ArrayRef<Value> dys,
-                                         ArrayRef<Operation *> combiners,
+                                         ArrayRef<Reduction> reductions,
                                          tensor::ExtractOp extract) {
   Block *body = op.getBlock();
-  if (!combiners.empty() || op.getNumDpsInits() != 1 || !dys[0] ||
+  if (!reductions.empty() || op.getNumDpsInits() != 1 || !dys[0] ||
       body->getTerminator()->getOperand(0) != extract.getResult())
     return {};
   MLIRContext *ctx = op.getContext();
@@ -811,14 +924,14 @@ Value Differentiator::buildGatherAdjoint(linalg::LinalgOp op,
 
 Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
                                              ArrayRef<Value> dys,
-                                             ArrayRef<Operation *> combiners,
+                                             ArrayRef<Reduction> reductions,
                                              OpOperand *operand,
                                              tensor::ExtractOp extract) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   unsigned numLoops = op.getNumLoops();
   unsigned numInputs = op.getNumDpsInputs(), numInits = op.getNumDpsInits();
-  bool reduces = !combiners.empty();
+  bool reduces = !reductions.empty();
 
   // The adjoint's map: loop dims of the target's dims; unit dims addressed
   // by the constant 0 are dropped; an element read at a computed index
@@ -889,13 +1002,20 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
                          : init.get());
     maps.push_back(widen(op.getMatchingIndexingMap(&init)));
   }
+  // Per result with an adjoint: its slot, then for a product the slots of
+  // its init, zero count and nonzero product.
   SmallVector<int64_t> dySlots(numInits, -1);
   for (unsigned r = 0; r < numInits; ++r) {
     if (!dys[r])
       continue;
     dySlots[r] = inputs.size();
+    AffineMap map = widen(op.getIndexingMapMatchingResult(op->getResult(r)));
     inputs.push_back(dys[r]);
-    maps.push_back(widen(op.getIndexingMapMatchingResult(op->getResult(r))));
+    if (reduces && reductions[r].zeros)
+      llvm::append_range(inputs,
+                         ValueRange{op.getDpsInits()[r], reductions[r].zeros,
+                                    reductions[r].nonzeroProduct});
+    maps.resize(inputs.size(), map);
   }
   maps.push_back(AffineMap::get(numAllLoops, 0, exprs, ctx));
   SmallVector<utils::IteratorType> iterators(numAllLoops,
@@ -934,13 +1054,34 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
         add(mapping.lookup(yield->getOperand(r)), dy);
         continue;
       }
-      Operation *combiner = combiners[r];
+      Operation *combiner = reductions[r].combiner;
       Value partial =
           combiner->getOperand(0) == body->getArgument(numInputs + r)
               ? combiner->getOperand(1)
               : combiner->getOperand(0);
       partial = mapping.lookup(partial);
-      if (!isa<arith::AddFOp>(combiner)) {
+      if (isa<arith::MulFOp>(combiner)) {
+        // The product of the others: the init times the nonzero product
+        // over this partial where none is zero, the nonzero product where
+        // only this one is, else zero.
+        Value init = args[dySlots[r] + 1], zeros = args[dySlots[r] + 2],
+              others = args[dySlots[r] + 3];
+        Value zero = getConstant(b, bodyLoc, dy.getType(), 0);
+        auto equals = [&](Value x, double value) -> Value {
+          return arith::CmpFOp::create(
+              b, bodyLoc, arith::CmpFPredicate::OEQ, x,
+              getConstant(b, bodyLoc, x.getType(), value));
+        };
+        Value isZero = equals(partial, 0);
+        Value quotient = arith::DivFOp::create(b, bodyLoc, others, partial);
+        others = arith::SelectOp::create(
+            b, bodyLoc, isZero,
+            arith::SelectOp::create(b, bodyLoc, equals(zeros, 1), others, zero),
+            arith::SelectOp::create(b, bodyLoc, equals(zeros, 0), quotient,
+                                    zero));
+        dy = arith::MulFOp::create(
+            b, bodyLoc, dy, arith::MulFOp::create(b, bodyLoc, init, others));
+      } else if (!isa<arith::AddFOp>(combiner)) {
         // The elements equal to the maximum (minimum) take its adjoint.
         Value result = args[numInputs + r];
         Value isExtreme = arith::CmpFOp::create(

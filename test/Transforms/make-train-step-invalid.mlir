@@ -23,15 +23,34 @@ func.func @integer(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xi32> {
 // -----
 
 #id = affine_map<(i) -> (i)>
-func.func @remf(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+func.func @sincos(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
   %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%a: f32, %o: f32):
-    // expected-error@+1 {{sbp-make-train-step: no gradient rule for 'arith.remf' in the payload of 'linalg.generic'}}
-    %t = arith.remf %a, %a : f32
+    // expected-error@+1 {{sbp-make-train-step: no gradient rule for 'math.sincos' in the payload of 'linalg.generic'}}
+    %s, %c = math.sincos %a : f32
+    %t = arith.addf %s, %c : f32
     linalg.yield %t : f32
   } -> tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// A reduction by subtraction: no combiner with a gradient rule.
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @difference(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error@+1 {{sbp-make-train-step: no gradient for a reduction that is not a sum, product, max or min}}
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%w : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.subf %o, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %m : tensor<4xf32>
 }
 
 // -----

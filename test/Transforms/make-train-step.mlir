@@ -242,3 +242,32 @@ func.func private @act(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %t = math.tanh %x : tensor<8x16xf32>
   return %t : tensor<8x16xf32>
 }
+
+// -----
+
+// A product's partials take the product of the others: from one more
+// reduction over the same loops, counting the zero partials and
+// multiplying the rest, not by dividing the result (zero where one is).
+// CHECK-LABEL: func.func @product_train_step(
+// CHECK: %[[F:.*]]:2 = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<16xf32>) outs(%{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>)
+// CHECK: %[[S:.*]] = arith.addf
+// CHECK: %[[Z:.*]] = arith.cmpf oeq, %[[S]]
+// CHECK: %[[N:.*]] = arith.select %[[Z]]
+// CHECK: %[[C:.*]] = arith.addf %{{.*}}, %[[N]] : f32
+// CHECK: %[[P:.*]] = arith.select %[[Z]]
+// CHECK: %[[M:.*]] = arith.mulf %{{.*}}, %[[P]] : f32
+// CHECK: linalg.yield %[[C]], %[[M]] : f32, f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins({{.*}}%[[F]]#0, %[[F]]#1 : {{.*}}) outs(%{{.*}} : tensor<16xf32>)
+// CHECK: arith.divf
+func.func @product(%x: tensor<8x16xf32>, %w: tensor<16xf32>) -> tensor<8xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %init = linalg.fill ins(%one : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x, %w : tensor<8x16xf32>, tensor<16xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %r = arith.mulf %o, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %p : tensor<8xf32>
+}
