@@ -642,12 +642,20 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
              << "'";
   // A reduction accumulates `combine(out, partial)`; the partial gets the
   // result's adjoint (sums), where it equals the result (max and min) or
-  // times the product of the others (products).
+  // times the product of the others (products). Beside reductions, an op
+  // may have outputs written once per iteration of all its loops (fused
+  // element-wise results, no combiner), whose adjoint goes to the value
+  // yielded.
   bool reduces = op.getNumParallelLoops() != op.getNumLoops();
   SmallVector<Reduction> reductions;
   SmallVector<BlockArgument> outputArgs(op.getRegionOutputArgs());
   if (reduces) {
     for (unsigned i = 0; i < outputArgs.size(); ++i) {
+      if (outputArgs[i].use_empty() &&
+          op.getIndexingMapMatchingResult(op->getResult(i)).isPermutation()) {
+        reductions.push_back({nullptr});
+        continue;
+      }
       SmallVector<Operation *> chain;
       if (!matchReduction(outputArgs, i, chain) || chain.size() != 1 ||
           !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
@@ -664,7 +672,7 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
   for (Value result : op->getResults())
     dys.push_back(getAdjoint(result));
   for (auto [r, reduction] : llvm::enumerate(reductions))
-    if (isa<arith::MulFOp>(reduction.combiner) && dys[r])
+    if (isa_and_nonnull<arith::MulFOp>(reduction.combiner) && dys[r])
       std::tie(reduction.zeros, reduction.nonzeroProduct) =
           buildProductFactors(op, r, reduction.combiner);
 
@@ -678,6 +686,8 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
     if (op.isDpsInit(&operand) && reduces) {
       unsigned init = operand.getOperandNumber() - op.getNumDpsInputs();
       Operation *combiner = reductions[init].combiner;
+      if (!combiner)
+        continue; // Written, not read.
       if (!isa<arith::AddFOp, arith::MulFOp>(combiner))
         return op.emitError("sbp-make-train-step: no gradient for the init "
                             "of a max or min reduction");
@@ -1050,11 +1060,11 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
       if (dySlots[r] < 0)
         continue;
       Value dy = args[dySlots[r]];
-      if (!reduces) {
-        add(mapping.lookup(yield->getOperand(r)), dy);
+      Operation *combiner = reduces ? reductions[r].combiner : nullptr;
+      if (!combiner) {
+        add(mapping.lookupOrDefault(yield->getOperand(r)), dy);
         continue;
       }
-      Operation *combiner = reductions[r].combiner;
       Value partial =
           combiner->getOperand(0) == body->getArgument(numInputs + r)
               ? combiner->getOperand(1)

@@ -227,7 +227,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     as a convolution's `oh + kh`; a reduction's partial gets the result's
     adjoint for a sum, where it equals the result for a max or min, and
     times the product of the others for a product, from a count of its
-    zero partials and the product of the rest; a tensor read inside a
+    zero partials and the product of the rest (outputs over all the loops
+    that the payload writes and does not read take the yielded value's); a tensor read inside a
     payload gets a one-hot contraction, a plain
     gather such as an embedding the matrix product of the ids' one-hot with
     the result's adjoint), explicit rules for element-wise arith and math ops on
@@ -253,8 +254,10 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     result; `loss=result` needs a result of one element, `cross-entropy` a
     float result of rank at least one; every op between the parameters and
     the loss has a gradient rule (else an error at that op), every
-    reduction on that path combines by an add, mul, max or min (the init
-    of a max or min not depending on a parameter), and no
+    output of a structured op with reduction loops on that path either
+    combines by an add, mul, max or min (the init
+    of a max or min not depending on a parameter) or spans all its loops
+    unread, and no
     structured op reads a parameter's dependent through one loop in two
     dimensions or at a constant index other than 0; no padding value
     depends on a parameter; every callee has a body of one block and none
