@@ -50,6 +50,34 @@ def main(out):
                               strides=[2, 2], group=2, name="conv")],
             [vi("x", [1, 4, 8, 8]), vi("w", [6, 2, 3, 3])],
             [vi("y", [1, 6, 4, 4])]),
+        # An MLP exported with its loss (PyTorch's cross_entropy): class
+        # weights, labels of -1 ignored.
+        "mlp_loss": model(
+            [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1"),
+             helper.make_node("Relu", ["h"], ["a"]),
+             helper.make_node("Gemm", ["a", "w2", "b2"], ["logits"],
+                              name="fc2"),
+             helper.make_node("SoftmaxCrossEntropyLoss",
+                              ["logits", "labels", "class_weights"],
+                              ["loss"], ignore_index=-1, name="xent")],
+            [vi("x", [8, 16]), vi("labels", [8], TensorProto.INT64)],
+            [vi("loss", [])],
+            [numpy_helper.from_array(
+                np.random.default_rng(0).normal(0, 0.3, (16, 32))
+                .astype(np.float32), "w1"),
+             numpy_helper.from_array(np.zeros(32, np.float32), "b1"),
+             numpy_helper.from_array(
+                 np.random.default_rng(1).normal(0, 0.3, (32, 5))
+                 .astype(np.float32), "w2"),
+             numpy_helper.from_array(np.zeros(5, np.float32), "b2"),
+             numpy_helper.from_array(
+                 np.array([1, 2, 1, 1, 0.5], np.float32), "class_weights")]),
+        # A reduction the loss ops do not have.
+        "loss_reduction": model(
+            [helper.make_node("NegativeLogLikelihoodLoss", ["x", "labels"],
+                              ["loss"], reduction="avg", name="nll")],
+            [vi("x", [4, 3]), vi("labels", [4], TensorProto.INT64)],
+            [vi("loss", [])]),
         "gather": model(
             [helper.make_node("Gather", ["table", "ids"], ["y"], name="embed")],
             [vi("table", [10, 8]), vi("ids", [2, 3], TensorProto.INT64)],

@@ -48,14 +48,25 @@ SUPPORTED = {
     "Softsign", "Elu", "Selu", "Min", "Max", "Sum", "Mean", "Dropout",
     "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
     "ReduceLogSumExp", "CastLike", "ThresholdedRelu", "HardSwish", "Celu",
-    "PRelu", "Trilu", "CumSum",
+    "PRelu", "Trilu", "CumSum", "NegativeLogLikelihoodLoss",
+    "SoftmaxCrossEntropyLoss",
     "Constant",
 }
+
+
+# Case name prefixes that abbreviate their op (the expanded cross-entropy
+# cases compute it with the likelihood loss).
+ALIASES = {"sce": ["SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"],
+           "nllloss": ["NegativeLogLikelihoodLoss"]}
 
 
 def main_op(name, ops):
     """The op a case is about: the one its name starts with."""
     key = name[len("test_"):].replace("_", "").lower()
+    for prefix, aliased in ALIASES.items():
+        for op in aliased:
+            if name.startswith("test_%s_" % prefix) and op in ops:
+                return op
     best = None
     for op in ops:
         if key.startswith(op.lower()) and (best is None or len(op) > len(best)):

@@ -452,26 +452,6 @@ Value subtract(OpBuilder &b, Location loc, Value x, Value y) {
       });
 }
 
-/// Softmax or log-softmax of `input` along `axis`.
-Value softmax(OpBuilder &b, Location loc, Value input, int64_t axis, bool log) {
-  Type element = cast<RankedTensorType>(input.getType()).getElementType();
-  Value max = reduce(b, loc, input, {axis}, true, Reduce::Max);
-  Value shifted = subtract(b, loc, input, max);
-  Value exp = buildElementwise(b, loc, {shifted}, element,
-                               [](OpBuilder &nb, Location l, ValueRange a) {
-                                 return Value(math::ExpOp::create(nb, l, a[0]));
-                               });
-  Value sum = reduce(b, loc, exp, {axis}, true, Reduce::Sum);
-  return buildElementwise(
-      b, loc, {log ? shifted : exp, sum}, element,
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        if (!log)
-          return arith::DivFOp::create(nb, l, a[0], a[1]);
-        return arith::SubFOp::create(nb, l, a[0],
-                                     math::LogOp::create(nb, l, a[1]));
-      });
-}
-
 NodeConverter convertSoftmax(bool log) {
   return [=](NodeImporter &n) -> LogicalResult {
     RankedTensorType type = n.inputType(0);
@@ -553,6 +533,26 @@ LogicalResult convertLayerNorm(NodeImporter &n) {
 }
 
 } // namespace
+
+Value onnx_import::softmax(OpBuilder &b, Location loc, Value input,
+                           int64_t axis, bool log) {
+  Type element = cast<RankedTensorType>(input.getType()).getElementType();
+  Value max = reduce(b, loc, input, {axis}, true, Reduce::Max);
+  Value shifted = subtract(b, loc, input, max);
+  Value exp = buildElementwise(b, loc, {shifted}, element,
+                               [](OpBuilder &nb, Location l, ValueRange a) {
+                                 return Value(math::ExpOp::create(nb, l, a[0]));
+                               });
+  Value sum = reduce(b, loc, exp, {axis}, true, Reduce::Sum);
+  return buildElementwise(
+      b, loc, {log ? shifted : exp, sum}, element,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        if (!log)
+          return arith::DivFOp::create(nb, l, a[0], a[1]);
+        return arith::SubFOp::create(nb, l, a[0],
+                                     math::LogOp::create(nb, l, a[1]));
+      });
+}
 
 void onnx_import::addElementwiseConverters(ConverterTable &table) {
   table["Add"] = arithBinary<arith::AddFOp, arith::AddIOp>();

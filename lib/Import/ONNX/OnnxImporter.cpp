@@ -422,6 +422,7 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
     addContractionConverters(converters);
     addWindowConverters(converters);
     addResizeConverters(converters);
+    addLossConverters(converters);
     return converters;
   }();
   if (failed(checkOps(graph, opset, table)) || failed(setUpInputs(graph)))

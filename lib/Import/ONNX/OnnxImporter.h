@@ -89,6 +89,7 @@ void addShapeConverters(ConverterTable &table);
 void addContractionConverters(ConverterTable &table);
 void addWindowConverters(ConverterTable &table);
 void addResizeConverters(ConverterTable &table);
+void addLossConverters(ConverterTable &table);
 
 /// The MLIR element type of an ONNX element type, or null.
 Type getElementType(MLIRContext *context, int32_t onnxType);
@@ -107,6 +108,8 @@ DenseElementsAttr getTensorAttr(MLIRContext *context,
 
 /// A negative axis counted from the back; std::nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+/// Softmax or log-softmax of `input` along `axis` (shifted by the maximum).
+Value softmax(OpBuilder &b, Location loc, Value input, int64_t axis, bool log);
 
 } // namespace onnx_import
 } // namespace sbp
