@@ -977,7 +977,12 @@ int Runner::checkGradients(const EntryPoint &program,
   double loss;
   if (int status = step(inputs, updated, loss))
     return status;
-  bool f64 = numParams && inputs[0].dtype == SBP_F64;
+  // f64's step and tolerance where the parameters and the loss are f64
+  // (an f64 parameter cast to an f32 loss has f32's rounding).
+  bool f64 = numParams && !results.empty() && results.back().dtype == SBP_F64 &&
+             llvm::all_of(llvm::seq<int64_t>(0, numParams), [&](int64_t i) {
+               return inputs[i].dtype == SBP_F64;
+             });
   double epsilon = f64 ? 1e-6 : 1e-2;
   double tol = tolFlag >= 0 ? tolFlag.getValue() : f64 ? 1e-6 : 2e-2;
   double worst = 0;
