@@ -97,3 +97,40 @@ func.func @batch_matmul(%a: tensor<6x32x64xf32>, %b: tensor<6x64x32xf32>, %c: te
   %0 = linalg.batch_matmul ins(%a, %b : tensor<6x32x64xf32>, tensor<6x64x32xf32>) outs(%c : tensor<6x32x32xf32>) -> tensor<6x32x32xf32>
   return %0 : tensor<6x32x32xf32>
 }
+
+// -----
+
+// A transpose that moves the innermost dimension runs in square blocks of
+// one vector register's elements: read as rows, written as rows (the plain
+// loops read with a stride of a whole row, one cache set for a
+// power-of-two one).
+// CHECK-LABEL: func.func @transpose
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c8
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64 step %c8
+// CHECK: vector.transfer_read {{.*}} : tensor<8x8xf32>, vector<8x8xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<8x8xf32>, tensor<8x8xf32>
+// CHECK-NOT: linalg.transpose
+// AVX512-LABEL: func.func @transpose
+// AVX512: scf.for %{{.*}} = %c0 to %c32 step %c16
+// AVX512: vector.transfer_read {{.*}} : tensor<16x16xf32>, vector<16x16xf32>
+func.func @transpose(%a: tensor<64x32xf32>) -> tensor<32x64xf32> {
+  %e = tensor.empty() : tensor<32x64xf32>
+  %t = linalg.transpose ins(%a : tensor<64x32xf32>) outs(%e : tensor<32x64xf32>) permutation = [1, 0]
+  return %t : tensor<32x64xf32>
+}
+
+// -----
+
+// Rows copied whole (the innermost dimension stays) and sizes no block
+// divides are left to the loops.
+// CHECK-LABEL: func.func @transpose_left_alone
+// CHECK: linalg.transpose {{.*}} permutation = [1, 0, 2]
+// CHECK: linalg.transpose {{.*}} permutation = [1, 0]
+// CHECK-NOT: vector.transfer_read
+func.func @transpose_left_alone(%a: tensor<4x8x32xf32>, %b: tensor<12x20xf32>) -> (tensor<8x4x32xf32>, tensor<20x12xf32>) {
+  %e = tensor.empty() : tensor<8x4x32xf32>
+  %t = linalg.transpose ins(%a : tensor<4x8x32xf32>) outs(%e : tensor<8x4x32xf32>) permutation = [1, 0, 2]
+  %f = tensor.empty() : tensor<20x12xf32>
+  %u = linalg.transpose ins(%b : tensor<12x20xf32>) outs(%f : tensor<20x12xf32>) permutation = [1, 0]
+  return %t, %u : tensor<8x4x32xf32>, tensor<20x12xf32>
+}

@@ -478,7 +478,7 @@ def SbpLowerCollectivesPass : Pass<"sbp-lower-collectives", "ModuleOp"> {
 }
 
 def SbpTileAndVectorizePass : Pass<"sbp-tile-and-vectorize", "ModuleOp"> {
-  let summary = "Tile and vectorize matmuls for the host CPU";
+  let summary = "Tile and vectorize matmuls and transposes for the host CPU";
   let description = [{
     Applies a transform-dialect schedule to every f32 and f64
     `linalg.matmul` on tensors of static shape, and to the matmuls a
@@ -501,6 +501,15 @@ def SbpTileAndVectorizePass : Pass<"sbp-tile-and-vectorize", "ModuleOp"> {
     not packed: that consumer is tiled for the cache (64x512), the matmul
     is fused into its loops and tiled 32 deep, and the consumer's tile is
     vectorized in the same loop nest while the matmul's tile is in cache.
+    A static `linalg.transpose` that moves the innermost dimension (the
+    operands `sbp-specialize-contractions` puts in order for the products:
+    `Xᵀ` of a weight gradient) runs in square blocks of one vector
+    register's elements (`V x V`, one element along the other dimensions),
+    each vectorized: rows read, transposed in registers, rows written. Its
+    plain loops read with the stride of a whole row, one cache set for a
+    power-of-two row (11.7 of 84 ms in a GPT step on one rank; 5.8 with
+    blocks). Transposes that keep the innermost dimension (whole rows
+    copied) and sizes no block divides are left to the loops.
     The vector width is read from the host
     CPU at compile time (AVX-512: 512 bits, AVX/AVX2: 256, otherwise 128)
     unless `vector-bits` sets it.
