@@ -379,9 +379,10 @@ struct IterationSlice {
 };
 
 /// How a structured op's result accumulates: its combiner (`out + p`,
-/// `max(out, p)`, `out * p`, ...) and, for a product, the count of zero
-/// partials and the product of the others with the init, per result
-/// element; each partial's adjoint is the product of the others.
+/// `max(out, p)`, `out * p`; null for an output written once per
+/// iteration) and, for a product, per result element, the count of zero
+/// partials and the product of the nonzero ones, from which each partial's
+/// factor (the product of the others and the init) is built.
 struct Reduction {
   Operation *combiner;
   Value zeros = {}, nonzeroProduct = {};

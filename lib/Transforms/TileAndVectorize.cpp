@@ -1,4 +1,5 @@
-//===- TileAndVectorize.cpp - Matmul and transpose schedules for the CPU ---===//
+//===- TileAndVectorize.cpp - Matmul and transpose schedules for the CPU
+//---===//
 //
 // A transform-dialect schedule: cache tiles, register tiles of two vectors
 // per row, vectorization and hoisting of the accumulators out of the
@@ -209,16 +210,53 @@ std::optional<Tiles> getTiles(int64_t m, int64_t n, int64_t k, int64_t lanes,
   return tiles;
 }
 
-/// The schedule for the ops tagged with `tiles`' tag.
-std::string getSchedule(const Tiles &tiles) {
-  std::string schedule = R"mlir(
+/// A transform module that applies `body` (transform IR on the handle
+/// `%op`) to each op tagged `tag`.
+std::string wrapSchedule(StringRef tag, StringRef body) {
+  return (R"mlir(
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(
       %root: !transform.any_op {transform.readonly}) {
-    %ops = transform.structured.match attributes{sbp_schedule = "@TAG@"}
+    %ops = transform.structured.match attributes{sbp_schedule = ")mlir" +
+          tag + R"mlir("}
         in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %ops : !transform.any_op {
-    ^bb0(%op: !transform.any_op):
+    ^bb0(%op: !transform.any_op):)mlir" +
+          body + R"mlir(
+    }
+    transform.yield
+  }
+}
+)mlir")
+      .str();
+}
+
+/// Replaces every `@KEY@` of `values` in `text`.
+void substitute(std::string &text,
+                ArrayRef<std::pair<StringRef, std::string>> values) {
+  for (const auto &[key, value] : values)
+    for (size_t at; (at = text.find(key.str())) != std::string::npos;)
+      text.replace(at, key.size(), value);
+}
+
+/// `sizes` written out, `separator` between them.
+std::string joinSizes(ArrayRef<int64_t> sizes, StringRef separator) {
+  return llvm::join(
+      llvm::map_range(sizes, [](int64_t size) { return std::to_string(size); }),
+      separator);
+}
+
+/// `, !transform.any_op` once per loop: the handles a tiling returns.
+std::string getLoopHandles(size_t loops) {
+  std::string handles;
+  for (size_t l = 0; l < loops; ++l)
+    handles += ", !transform.any_op";
+  return handles;
+}
+
+/// The schedule for the ops tagged with `tiles`' tag.
+std::string getSchedule(const Tiles &tiles) {
+  std::string schedule = R"mlir(
 @CACHE@
       %reg, %l2:@LOOPS@ = transform.structured.tile_using_for %cache
           tile_sizes [@REGISTER@] : (!transform.any_op)
@@ -228,12 +266,7 @@ module attributes {transform.with_named_sequence} {
       transform.apply_licm to %l2#@INNER@ : !transform.any_op
       transform.loop.hoist_loop_invariant_subsets %l2#@INNER@
           : !transform.any_op
-@CONSUMER@
-    }
-    transform.yield
-  }
-}
-)mlir";
+@CONSUMER@)mlir";
   // Without a consumer: the matmul's own cache tiles. With one: the
   // consumer is tiled for the cache, the matmul fused into its loops and
   // tiled along k, and the consumer's tile is vectorized row by row.
@@ -274,38 +307,28 @@ module attributes {transform.with_named_sequence} {
       transform.structured.vectorize %row vector_sizes [1, @COLS@]
           : !transform.any_op)mlir";
   }
-  std::string handles;
-  for (int64_t l = 0; l < loops; ++l)
-    handles += ", !transform.any_op";
-  for (auto [key, value] : {std::pair<StringRef, std::string>{"@CACHE@", cache},
-                            {"@CONSUMER@", consumer},
-                            {"@REGISTER@", registerTile},
-                            {"@LOOPS@", std::to_string(loops)},
-                            {"@INNER@", std::to_string(loops - 1)},
-                            {"@HANDLES@", handles},
-                            {"@TAG@", tiles.getTag()},
-                            {"@ROWS@", std::to_string(tiles.rows)},
-                            {"@COLS@", std::to_string(tiles.cols)},
-                            {"@CM@", std::to_string(tiles.m)},
-                            {"@CN@", std::to_string(tiles.n)},
-                            {"@CK@", std::to_string(tiles.k)}})
-    for (size_t at; (at = schedule.find(key.str())) != std::string::npos;)
-      schedule.replace(at, key.size(), value);
-  return schedule;
+  substitute(schedule, {{"@CACHE@", cache},
+                        {"@CONSUMER@", consumer},
+                        {"@REGISTER@", registerTile},
+                        {"@LOOPS@", std::to_string(loops)},
+                        {"@INNER@", std::to_string(loops - 1)},
+                        {"@HANDLES@", getLoopHandles(loops)},
+                        {"@ROWS@", std::to_string(tiles.rows)},
+                        {"@COLS@", std::to_string(tiles.cols)},
+                        {"@CM@", std::to_string(tiles.m)},
+                        {"@CN@", std::to_string(tiles.n)},
+                        {"@CK@", std::to_string(tiles.k)}});
+  return wrapSchedule(tiles.getTag(), schedule);
 }
 
-/// Blocks of a transpose that moves the innermost dimension: so many of
-/// either innermost dimension at once that a block's reads and writes stay
-/// in L1, where the plain loops read with a stride of a whole row (a
-/// power-of-two row falls into one cache set: 1.3 GB/s for a 512x1024 f32
-/// transpose).
-constexpr int64_t kTransposeBlock = 32;
-
 /// The tile sizes of a transpose's loops (its result's dimensions) that
-/// make it blocks of `kTransposeBlock` along the result's innermost
-/// dimension and the one reading the input's innermost, one element along
-/// the others; nothing where the innermost dimension stays in place (rows
-/// copied whole).
+/// make it square blocks of one vector register's elements along the
+/// result's innermost dimension and the one reading the input's innermost,
+/// one element along the others: a block is read and written as rows. The
+/// plain loops read with the stride of a whole row, which for a
+/// power-of-two row falls into one cache set (1.3 GB/s for a 512x1024 f32
+/// transpose). Nothing where the innermost dimension stays in place (rows
+/// copied whole) or no block divides the sizes.
 std::optional<SmallVector<int64_t>> getTransposeBlocks(linalg::TransposeOp op,
                                                        unsigned bits) {
   ArrayRef<int64_t> permutation = op.getPermutation();
@@ -330,16 +353,10 @@ std::optional<SmallVector<int64_t>> getTransposeBlocks(linalg::TransposeOp op,
   return sizes;
 }
 
-/// The schedule tiling the transposes tagged `tag` by `sizes`.
+/// The schedule tiling the transposes tagged `tag` by `sizes` and
+/// vectorizing each block.
 std::string getTransposeSchedule(StringRef tag, ArrayRef<int64_t> sizes) {
-  std::string schedule = R"mlir(
-module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(
-      %root: !transform.any_op {transform.readonly}) {
-    %ops = transform.structured.match attributes{sbp_schedule = "@TAG@"}
-        in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %ops : !transform.any_op {
-    ^bb0(%op: !transform.any_op):
+  std::string body = R"mlir(
       %block, %loops:@LOOPS@ = transform.structured.tile_using_for %op
           tile_sizes [@SIZES@] : (!transform.any_op)
           -> (!transform.any_op@HANDLES@)
@@ -347,28 +364,12 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns to %loops#@INNER@ {
         transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
         transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-      } : !transform.any_op
-    }
-    transform.yield
-  }
-}
-)mlir";
-  std::string handles;
-  for (size_t l = 0; l < sizes.size(); ++l)
-    handles += ", !transform.any_op";
-  for (auto [key, value] :
-       {std::pair<StringRef, std::string>{"@TAG@", tag.str()},
-        {"@LOOPS@", std::to_string(sizes.size())},
-        {"@INNER@", std::to_string(sizes.size() - 1)},
-        {"@SIZES@", llvm::join(llvm::map_range(sizes,
-                                               [](int64_t size) {
-                                                 return std::to_string(size);
-                                               }),
-                               ", ")},
-        {"@HANDLES@", handles}})
-    for (size_t at; (at = schedule.find(key.str())) != std::string::npos;)
-      schedule.replace(at, key.size(), value);
-  return schedule;
+      } : !transform.any_op)mlir";
+  substitute(body, {{"@LOOPS@", std::to_string(sizes.size())},
+                    {"@INNER@", std::to_string(sizes.size() - 1)},
+                    {"@SIZES@", joinSizes(sizes, ", ")},
+                    {"@HANDLES@", getLoopHandles(sizes.size())}});
+  return wrapSchedule(tag, body);
 }
 
 struct SbpTileAndVectorizePass
@@ -450,12 +451,7 @@ struct SbpTileAndVectorizePass
       std::optional<SmallVector<int64_t>> sizes = getTransposeBlocks(op, bits);
       if (!sizes)
         return;
-      std::string tag =
-          "t" + llvm::join(llvm::map_range(*sizes,
-                                           [](int64_t size) {
-                                             return std::to_string(size);
-                                           }),
-                           "x");
+      std::string tag = "t" + joinSizes(*sizes, "x");
       op->setAttr(kScheduleAttr, StringAttr::get(&getContext(), tag));
       scheduleTexts.emplace(tag, getTransposeSchedule(tag, *sizes));
     });
