@@ -49,7 +49,7 @@ SUPPORTED = {
     "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
     "ReduceLogSumExp", "CastLike", "ThresholdedRelu", "HardSwish", "Celu",
     "PRelu", "Trilu", "CumSum", "NegativeLogLikelihoodLoss",
-    "SoftmaxCrossEntropyLoss",
+    "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin", "GatherElements", "Mod",
     "Constant",
 }
 

@@ -9,6 +9,7 @@
 
 #include "OnnxImporter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include <cfloat>
 
@@ -452,6 +453,103 @@ Value subtract(OpBuilder &b, Location loc, Value x, Value y) {
       });
 }
 
+/// ArgMax and ArgMin: one reduction over the axis carrying the extreme so
+/// far and its index (int64); the first index of equal extremes, or the
+/// last with select_last_index.
+NodeConverter convertArgExtreme(bool max) {
+  return [=](NodeImporter &n) -> LogicalResult {
+    RankedTensorType type = n.inputType(0);
+    if (!type || !type.getElementType().isIntOrFloat())
+      return n.error("needs a tensor of numbers");
+    int64_t rank = type.getRank();
+    std::optional<int64_t> axis = normalizeAxis(n.intAttr("axis", 0), rank);
+    if (!axis)
+      return n.error("axis out of range");
+    bool keepDims = n.intAttr("keepdims", 1) != 0;
+    bool last = n.intAttr("select_last_index", 0) != 0;
+    OpBuilder &b = n.builder();
+    Location loc = n.getLoc();
+    Type element = type.getElementType(), index = b.getI64Type();
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + *axis);
+    AffineMap all = b.getMultiDimIdentityMap(rank);
+    AffineMap kept = all.dropResult(*axis);
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators[*axis] = utils::IteratorType::reduction;
+    bool f = isFloat(element);
+    auto generic = linalg::GenericOp::create(
+        b, loc,
+        TypeRange{RankedTensorType::get(shape, element),
+                  RankedTensorType::get(shape, index)},
+        ValueRange{n.input(0)},
+        ValueRange{createFilled(b, loc, shape, element, lowest(element, max)),
+                   createFilled(b, loc, shape, index, 0)},
+        SmallVector<AffineMap>{all, kept, kept}, iterators,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value position = arith::IndexCastOp::create(
+              nb, l, index, linalg::IndexOp::create(nb, l, *axis));
+          Value better = f ? Value(arith::CmpFOp::create(
+                                 nb, l,
+                                 max ? (last ? arith::CmpFPredicate::OGE
+                                             : arith::CmpFPredicate::OGT)
+                                     : (last ? arith::CmpFPredicate::OLE
+                                             : arith::CmpFPredicate::OLT),
+                                 args[0], args[1]))
+                           : Value(arith::CmpIOp::create(
+                                 nb, l,
+                                 max ? (last ? arith::CmpIPredicate::sge
+                                             : arith::CmpIPredicate::sgt)
+                                     : (last ? arith::CmpIPredicate::sle
+                                             : arith::CmpIPredicate::slt),
+                                 args[0], args[1]));
+          linalg::YieldOp::create(
+              nb, l,
+              ValueRange{
+                  arith::SelectOp::create(nb, l, better, args[0], args[1]),
+                  arith::SelectOp::create(nb, l, better, position, args[2])});
+        });
+    Value result = generic.getResult(1);
+    if (keepDims) {
+      SmallVector<int64_t> keptShape(type.getShape());
+      keptShape[*axis] = 1;
+      result = buildReshape(b, loc, result, keptShape);
+    }
+    n.setOutput(0, result);
+    return success();
+  };
+}
+
+/// Mod: with fmod, C's remainder (the dividend's sign); without, integers
+/// take the divisor's sign (Python's %), which floats may not ask for.
+LogicalResult convertMod(NodeImporter &n) {
+  bool fmod = n.intAttr("fmod", 0) != 0;
+  if (n.inputType(0) && isFloat(n.inputType(0).getElementType()) && !fmod)
+    return n.error("floating-point Mod needs fmod=1");
+  return binary(
+      [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+        return arith::RemFOp::create(b, loc, x, y);
+      },
+      [=](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+        Value remainder = arith::RemSIOp::create(b, loc, x, y);
+        if (fmod)
+          return remainder;
+        Value zero = createScalar(b, loc, x.getType(), 0);
+        auto negative = [&](Value v) -> Value {
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v,
+                                       zero);
+        };
+        Value nonzero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                              remainder, zero);
+        Value signs =
+            arith::XOrIOp::create(b, loc, negative(remainder), negative(y));
+        Value shift = arith::AndIOp::create(b, loc, nonzero, signs);
+        return arith::SelectOp::create(
+            b, loc, shift, arith::AddIOp::create(b, loc, remainder, y),
+            remainder);
+      })(n);
+}
+
 NodeConverter convertSoftmax(bool log) {
   return [=](NodeImporter &n) -> LogicalResult {
     RankedTensorType type = n.inputType(0);
@@ -560,6 +658,9 @@ void onnx_import::addElementwiseConverters(ConverterTable &table) {
   table["Mul"] = arithBinary<arith::MulFOp, arith::MulIOp>();
   table["Div"] = arithBinary<arith::DivFOp, arith::DivSIOp>();
   table["Pow"] = convertPow;
+  table["Mod"] = convertMod;
+  table["ArgMax"] = convertArgExtreme(true);
+  table["ArgMin"] = convertArgExtreme(false);
   table["Equal"] = compare(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq);
   table["Less"] = compare(arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt);
   table["Greater"] =

@@ -455,6 +455,52 @@ LogicalResult convertGather(NodeImporter &n) {
   return success();
 }
 
+/// GatherElements: each output element reads the data at its own position
+/// but along `axis`, where it reads at its index (negative from the end).
+LogicalResult convertGatherElements(NodeImporter &n) {
+  RankedTensorType data = n.inputType(0), indices = n.inputType(1);
+  if (!data || !indices || !indices.getElementType().isInteger() ||
+      indices.getRank() != data.getRank())
+    return n.error("needs a data tensor and integer indices of its rank");
+  int64_t rank = data.getRank();
+  std::optional<int64_t> axis = normalizeAxis(n.intAttr("axis", 0), rank);
+  if (!axis)
+    return n.error("axis out of range");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && indices.getDimSize(d) > data.getDimSize(d))
+      return n.error("the indices are larger than the data along dimension " +
+                     Twine(d));
+  OpBuilder &b = n.builder();
+  Value init =
+      createEmpty(b, n.getLoc(), indices.getShape(), data.getElementType());
+  Value table = n.input(0);
+  int64_t size = data.getDimSize(*axis);
+  auto generic = linalg::GenericOp::create(
+      b, n.getLoc(), init.getType(), n.input(1), init,
+      SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(rank)),
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value index =
+            arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[0]);
+        Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+        Value negative = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                               index, zero);
+        index = arith::SelectOp::create(
+            nb, l, negative,
+            arith::AddIOp::create(nb, l, index,
+                                  arith::ConstantIndexOp::create(nb, l, size)),
+            index);
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < rank; ++d)
+          coords.push_back(
+              d == *axis ? index : Value(linalg::IndexOp::create(nb, l, d)));
+        linalg::YieldOp::create(
+            nb, l, ValueRange{tensor::ExtractOp::create(nb, l, table, coords)});
+      });
+  n.setOutput(0, generic.getResult(0));
+  return success();
+}
+
 LogicalResult convertExpand(NodeImporter &n) {
   RankedTensorType type = n.inputType(0);
   std::optional<SmallVector<int64_t>> target = n.intsInput(1);
@@ -734,6 +780,7 @@ void onnx_import::addShapeConverters(ConverterTable &table) {
   table["Split"] = convertSplit;
   table["Slice"] = convertSlice;
   table["Gather"] = convertGather;
+  table["GatherElements"] = convertGatherElements;
   table["Expand"] = convertExpand;
   table["Shape"] = convertShape;
   table["Constant"] = convertConstant;
