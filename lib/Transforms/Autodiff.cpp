@@ -416,6 +416,9 @@ private:
   LogicalResult differentiate(Operation *op);
   LogicalResult differentiateStructured(linalg::LinalgOp op);
   LogicalResult differentiateLoop(scf::ForOp loop);
+  /// A branch on a condition: the same branch backward, each side
+  /// recomputing its forward ops and differentiating them.
+  LogicalResult differentiateIf(scf::IfOp op);
   /// The structured op computing the adjoint of the input or init
   /// `operand` of `op` (`extract` null), or of the tensor that `extract`
   /// reads inside its payload.
@@ -512,6 +515,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return differentiateStructured(linalgOp);
       })
       .Case([&](scf::ForOp loop) { return differentiateLoop(loop); })
+      .Case([&](scf::IfOp branch) { return differentiateIf(branch); })
       .Case([&](tensor::ExpandShapeOp o) {
         accumulate(o.getSrc(), tensor::CollapseShapeOp::create(
                                    b, loc, o.getSrcType(), dy,
@@ -1234,16 +1238,25 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
     for (Operation &op : forwardBody->without_terminator())
       if (!saving.contains(&op))
         b.clone(op, mapping);
+    // What the iteration yields, held by a yield for now: prepare() replaces
+    // the loops in the body (a nested loop's result yielded as it is), and
+    // the yield's operands follow.
+    Operation *yield = scf::YieldOp::create(
+        b, loc,
+        llvm::map_to_vector(
+            forwardBody->getTerminator()->getOperands().take_front(numCarried),
+            [&](Value value) { return mapping.lookupOrDefault(value); }));
     Differentiator inner(b);
     inner.prepare(seeds, *b.getInsertionBlock());
+    SmallVector<Value> yielded(yield->getOperands());
+    yield->erase();
     SmallVector<Operation *> recomputed;
     for (Operation *op = marker->getNextNode(); op; op = op->getNextNode())
       if (!llvm::is_contained(seeds,
                               op->getNumResults() ? op->getResult(0) : Value()))
         recomputed.push_back(op);
-    Operation *yield = forwardBody->getTerminator();
     for (unsigned k = 0; k < numCarried; ++k)
-      inner.accumulate(mapping.lookupOrDefault(yield->getOperand(k)), args[k]);
+      inner.accumulate(yielded[k], args[k]);
     // The iterations' sums are where this iteration adds to captured values'
     // adjoints: rows of stacked weights then add into their rows.
     for (auto [i, value] : llvm::enumerate(captured))
@@ -1270,6 +1283,74 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
     accumulate(loop.getInitArgs()[k], backward.getResult(k));
   for (auto [i, value] : llvm::enumerate(captured))
     accumulate(value, backward.getResult(numCarried + i));
+  return success();
+}
+
+LogicalResult Differentiator::differentiateIf(scf::IfOp op) {
+  Location loc = op.getLoc();
+  // Its results are tensors where they have adjoints (an op reading a
+  // scalar from a parameter has no gradient rule). The varied values either side reads from above get the adjoints.
+  SmallVector<Value> captured;
+  {
+    SetVector<Value> above;
+    getUsedValuesDefinedAbove(op->getRegions(), above);
+    for (Value value : above) {
+      if (!isVaried(value))
+        continue;
+      if (!isa<RankedTensorType>(value.getType()))
+        return op.emitError("sbp-make-train-step: no gradient for a scalar "
+                            "that a branch reads from above");
+      captured.push_back(value);
+    }
+  }
+  if (captured.empty())
+    return success();
+  auto backward = scf::IfOp::create(
+      b, loc, ValueRange(captured).getTypes(), op.getCondition(),
+      /*addThenBlock=*/true, /*addElseBlock=*/true);
+  for (auto [forward, side] :
+       llvm::zip(op->getRegions(), backward->getRegions())) {
+    Block *block = &side.front();
+    if (!block->empty())
+      block->getTerminator()->erase();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(block);
+    // A side without ops (an if without else) passes no adjoint.
+    SmallVector<Value> yields;
+    if (!forward.empty()) {
+      // The side's ops recomputed, its yield too: prepare() replaces the
+      // loops among them, and the yield's operands follow.
+      IRMapping mapping;
+      for (Operation &inner : forward.front())
+        b.clone(inner, mapping);
+      Differentiator inner(b);
+      inner.prepare(captured, *block);
+      Operation *yield = block->getTerminator();
+      SmallVector<Value> yielded(yield->getOperands());
+      yield->erase();
+      SmallVector<Operation *> recomputed;
+      for (Operation &cloned : *block)
+        recomputed.push_back(&cloned);
+      for (auto [result, value] : llvm::zip(op.getResults(), yielded))
+        inner.accumulate(value, getAdjoint(result));
+      if (failed(inner.backpropagate(recomputed)))
+        return failure();
+      for (Value value : captured)
+        yields.push_back(inner.getAdjoint(value));
+    }
+    for (auto [i, value] : llvm::enumerate(captured))
+      if (yields.size() <= i || !yields[i]) {
+        Value zeros = createFilledTensor(
+            b, loc, cast<RankedTensorType>(value.getType()), 0);
+        if (yields.size() <= i)
+          yields.push_back(zeros);
+        else
+          yields[i] = zeros;
+      }
+    scf::YieldOp::create(b, loc, yields);
+  }
+  for (auto [i, value] : llvm::enumerate(captured))
+    accumulate(value, backward.getResult(i));
   return success();
 }
 

@@ -234,9 +234,10 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     the result's adjoint), explicit rules for element-wise arith and math ops on
     tensors, `linalg.softmax` (`y * (dy - sum(dy * y))`),
     `tensor.expand_shape`, `collapse_shape`, `reshape`, `extract_slice`,
-    `insert_slice`, `pad`, `concat` and `cast`, and `scf.for`, whose carried
+    `insert_slice`, `pad`, `concat` and `cast`, `scf.for`, whose carried
     values are saved per iteration and whose body is recomputed in the
-    backward loop. Calls (`func.call` of a function with one block, and the
+    backward loop, and `scf.if`, whose sides recompute and differentiate
+    theirs under the same condition. Calls (`func.call` of a function with one block, and the
     calls in it) are inlined first; private callees nothing else calls are
     removed with the forward function. In element-wise adjoints, a product
     of the adjoint with a partial derivative is 0 where the adjoint is 0,
@@ -260,7 +261,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     unread, and no
     structured op reads a parameter's dependent through one loop in two
     dimensions or at a constant index other than 0; no padding value
-    depends on a parameter; every callee has a body of one block and none
+    depends on a parameter, nor does a scalar a branch reads from above;
+    every callee has a body of one block and none
     calls itself; `params` name
     float arguments, and without it some float argument is not a batch;
     `lr` is positive.
