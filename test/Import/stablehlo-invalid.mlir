@@ -50,11 +50,11 @@ func.func @dynamic_index(%a: tensor<4xf32>, %i: tensor<i32>) -> tensor<2xf32> {
 
 // -----
 
-func.func @case_index(%a: tensor<4xf32>, %i: tensor<i32>) -> tensor<4xf32> {
-  // expected-error @+1 {{the case index does not follow from constants}}
+func.func @case_index(%a: tensor<4xf32>, %i: tensor<2xi32>) -> tensor<4xf32> {
+  // expected-error @+1 {{a case on a run-time index needs a scalar integer index and tensor results}}
   %0 = "stablehlo.case"(%i) ({
     stablehlo.return %a : tensor<4xf32>
-  }) : (tensor<i32>) -> tensor<4xf32>
+  }) : (tensor<2xi32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 

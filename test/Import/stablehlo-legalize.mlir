@@ -87,6 +87,37 @@ func.func @control_flow(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// A case on a run-time index (lax.cond, lax.switch) is nested branches:
+// branch k where the index is k, the last one otherwise.
+// CHECK-LABEL: func @switch
+// CHECK-SAME: (%[[A:.*]]: tensor<4xf32>, %[[I:.*]]: tensor<i32>)
+// CHECK: %[[K:.*]] = tensor.extract %[[I]][] : tensor<i32>
+// CHECK: %[[IS0:.*]] = arith.cmpi eq, %[[K]], %c0_i32 : i32
+// CHECK: %[[R:.*]] = scf.if %[[IS0]] -> (tensor<4xf32>) {
+// CHECK: math.sin
+// CHECK: } else {
+// CHECK: %[[IS1:.*]] = arith.cmpi eq, %[[K]], %c1_i32 : i32
+// CHECK: scf.if %[[IS1]] -> (tensor<4xf32>) {
+// CHECK: math.cos
+// CHECK: } else {
+// CHECK: math.tanh
+// CHECK: return %[[R]]
+func.func @switch(%a: tensor<4xf32>, %i: tensor<i32>) -> tensor<4xf32> {
+  %0 = "stablehlo.case"(%i) ({
+    %s = stablehlo.sine %a : tensor<4xf32>
+    stablehlo.return %s : tensor<4xf32>
+  }, {
+    %s = stablehlo.cosine %a : tensor<4xf32>
+    stablehlo.return %s : tensor<4xf32>
+  }, {
+    %s = stablehlo.tanh %a : tensor<4xf32>
+    stablehlo.return %s : tensor<4xf32>
+  }) : (tensor<i32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // Calls to private functions are inlined.
 // CHECK-LABEL: func public @main
 // CHECK-NOT: call

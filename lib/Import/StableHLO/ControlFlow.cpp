@@ -2,12 +2,16 @@
 //
 // The logical program has no control flow: loops whose trip count follows
 // from constants (JAX's fori_loop and scan over a static range) are
-// unrolled, and a case whose index is a constant is replaced by its branch.
+// unrolled, and a case whose index is a constant is replaced by its branch;
+// one on a run-time index becomes nested scf.if.
 // The cloned ops are StableHLO still; the driver converts them next.
 //
 //===----------------------------------------------------------------------===//
 
 #include "StablehloToLinalg.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
@@ -87,17 +91,54 @@ Result convertWhile(Operation *op, OpBuilder &b) {
   }
 }
 
+/// Branches `first` and on of `caseOp` as nested `scf.if`s on the index
+/// `index` (an i32): branch k where the index is k, the last one else.
+SmallVector<Value> buildBranches(OpBuilder &b, shlo::CaseOp caseOp, Value index,
+                                 unsigned first) {
+  auto branches = caseOp.getBranches();
+  if (first + 1 == branches.size())
+    return cloneBlock(b, branches[first].front(), ValueRange());
+  Location loc = caseOp.getLoc();
+  Value isFirst = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, index,
+      arith::ConstantOp::create(b, loc,
+                                b.getIntegerAttr(index.getType(), first)));
+  auto branch = scf::IfOp::create(b, loc, caseOp->getResultTypes(), isFirst,
+                                  /*addThenBlock=*/true,
+                                  /*addElseBlock=*/true);
+  for (unsigned side = 0; side < 2; ++side) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(&branch->getRegion(side).front());
+    SmallVector<Value> results =
+        side == 0 ? cloneBlock(b, branches[first].front(), ValueRange())
+                  : buildBranches(b, caseOp, index, first + 1);
+    scf::YieldOp::create(b, loc, results);
+  }
+  return SmallVector<Value>(branch.getResults());
+}
+
 Result convertCase(Operation *op, OpBuilder &b) {
   auto caseOp = cast<shlo::CaseOp>(op);
-  std::optional<int64_t> index = evaluateIndex(caseOp.getIndex());
-  if (!index) {
-    op->emitError("the case index does not follow from constants");
+  int64_t count = caseOp.getBranches().size();
+  if (std::optional<int64_t> index = evaluateIndex(caseOp.getIndex())) {
+    // Out-of-range indices take the last branch.
+    int64_t branch = *index < 0 || *index >= count ? count - 1 : *index;
+    return cloneBlock(b, caseOp.getBranches()[branch].front(), ValueRange());
+  }
+  // A run-time index (JAX's lax.cond and lax.switch): a branch on it, which
+  // autodiff differentiates side by side.
+  auto indexType = dyn_cast<RankedTensorType>(caseOp.getIndex().getType());
+  if (!indexType || indexType.getRank() != 0 ||
+      !isa<IntegerType>(indexType.getElementType()) ||
+      llvm::any_of(caseOp->getResultTypes(),
+                   [](Type type) { return !isa<RankedTensorType>(type); })) {
+    op->emitError("a case on a run-time index needs a scalar integer index "
+                  "and tensor results");
     return failure();
   }
-  int64_t count = caseOp.getBranches().size();
-  // Out-of-range indices take the last branch.
-  int64_t branch = *index < 0 || *index >= count ? count - 1 : *index;
-  return cloneBlock(b, caseOp.getBranches()[branch].front(), ValueRange());
+  Value index =
+      tensor::ExtractOp::create(b, op->getLoc(), caseOp.getIndex(), {});
+  return buildBranches(b, caseOp, index, 0);
 }
 } // namespace
 
