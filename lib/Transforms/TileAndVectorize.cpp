@@ -1,5 +1,4 @@
-//===- TileAndVectorize.cpp - Matmul and transpose schedules for the CPU
-//---===//
+//===- TileAndVectorize.cpp - Matmul and transpose schedules --------------===//
 //
 // A transform-dialect schedule: cache tiles, register tiles of two vectors
 // per row, vectorization and hoisting of the accumulators out of the

@@ -1,5 +1,4 @@
-//===- LossOps.cpp - ONNX NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
-//===//
+//===- LossOps.cpp - ONNX likelihood and cross-entropy losses -------------===//
 //
 // A model exported with its loss (PyTorch's cross_entropy and nll_loss)
 // holds these; they become ops the search and autodiff already know: the

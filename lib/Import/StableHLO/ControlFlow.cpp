@@ -91,8 +91,8 @@ Result convertWhile(Operation *op, OpBuilder &b) {
   }
 }
 
-/// Branches `first` and on of `caseOp` as nested `scf.if`s on the index
-/// `index` (an i32): branch k where the index is k, the last one else.
+/// The branches of `caseOp` from `first` on as nested `scf.if`s on the
+/// scalar `index`: branch k where the index is k, the last one otherwise.
 SmallVector<Value> buildBranches(OpBuilder &b, shlo::CaseOp caseOp, Value index,
                                  unsigned first) {
   auto branches = caseOp.getBranches();
