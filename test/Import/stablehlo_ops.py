@@ -118,6 +118,9 @@ def cases():
     yield "while_scan", "while", lambda a: lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(6, jnp.float32), a)[0], (x,)
     yield "case", "case", lambda a: lax.switch(1, [jnp.sin, jnp.cos, jnp.tanh], a), (x,)
     yield "case_clamped", "case", lambda a: lax.switch(7, [jnp.sin, jnp.cos, jnp.tanh], a), (x,)
+    # Indices known only at run time: branches.
+    yield "cond_runtime", "case", lambda a, k: lax.cond(k > 1, jnp.sin, jnp.cos, a), (x, np.array(3, np.int32))
+    yield "switch_runtime", "case", lambda a, k: lax.switch(k, [jnp.sin, jnp.cos, lambda v: v * v], a), (x, np.array(1, np.int32))
     yield "sharding", "custom_call @Sharding", lambda a: jnp.tanh(lax.with_sharding_constraint(a * 2, NamedSharding(MESH, P("x", None)))), (x,)
     yield "shardy", "sdy.sharding_constraint", lambda a: jnp.tanh(lax.with_sharding_constraint(a * 2, NamedSharding(MESH, P(None, "x")))), (x,)
 
