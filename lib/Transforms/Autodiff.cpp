@@ -419,6 +419,11 @@ private:
   /// A branch on a condition: the same branch backward, each side
   /// recomputing its forward ops and differentiating them.
   LogicalResult differentiateIf(scf::IfOp op);
+  /// The varied tensors that `op`'s regions read from above, whose adjoints
+  /// the regions' backward sums; an error naming `reader` for a varied
+  /// scalar.
+  FailureOr<SmallVector<Value>> getVariedCaptures(Operation *op,
+                                                  StringRef reader);
   /// The structured op computing the adjoint of the input or init
   /// `operand` of `op` (`extract` null), or of the tensor that `extract`
   /// reads inside its payload.
@@ -1152,6 +1157,23 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
 
 } // namespace
 
+FailureOr<SmallVector<Value>>
+Differentiator::getVariedCaptures(Operation *op, StringRef reader) {
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(op->getRegions(), above);
+  SmallVector<Value> captured;
+  for (Value value : above) {
+    if (!isVaried(value))
+      continue;
+    if (!isa<RankedTensorType>(value.getType()))
+      return op->emitError("sbp-make-train-step: no gradient for a scalar "
+                           "that ")
+             << reader << " reads from above";
+    captured.push_back(value);
+  }
+  return captured;
+}
+
 LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
   Location loc = loop.getLoc();
   auto saved = savedIterations.find(loop);
@@ -1162,19 +1184,11 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
   int64_t trips = loop.getStaticTripCount()->getSExtValue();
   // The loop also carries the tapes of what it saves.
   unsigned numCarried = loop.getInitArgs().size() - saved->second.size();
-  SmallVector<Value> captured;
-  {
-    SetVector<Value> above;
-    getUsedValuesDefinedAbove(loop.getRegion(), above);
-    for (Value value : above) {
-      if (!isVaried(value))
-        continue;
-      if (!isa<RankedTensorType>(value.getType()))
-        return loop.emitError("sbp-make-train-step: no gradient for a "
-                              "scalar that the loop body reads from above");
-      captured.push_back(value);
-    }
-  }
+  FailureOr<SmallVector<Value>> variedCaptures =
+      getVariedCaptures(loop, "the loop body");
+  if (failed(variedCaptures))
+    return failure();
+  SmallVector<Value> captured = std::move(*variedCaptures);
   // Iter args of the backward loop: the adjoints of the carried values,
   // then those of the captured tensors, summed over the iterations.
   SmallVector<Value> iterArgs;
@@ -1289,20 +1303,13 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
 LogicalResult Differentiator::differentiateIf(scf::IfOp op) {
   Location loc = op.getLoc();
   // Its results are tensors where they have adjoints (an op reading a
-  // scalar from a parameter has no gradient rule). The varied values either side reads from above get the adjoints.
-  SmallVector<Value> captured;
-  {
-    SetVector<Value> above;
-    getUsedValuesDefinedAbove(op->getRegions(), above);
-    for (Value value : above) {
-      if (!isVaried(value))
-        continue;
-      if (!isa<RankedTensorType>(value.getType()))
-        return op.emitError("sbp-make-train-step: no gradient for a scalar "
-                            "that a branch reads from above");
-      captured.push_back(value);
-    }
-  }
+  // scalar from a parameter has no gradient rule). The varied values either
+  // side reads from above get the adjoints.
+  FailureOr<SmallVector<Value>> variedCaptures =
+      getVariedCaptures(op, "a branch");
+  if (failed(variedCaptures))
+    return failure();
+  SmallVector<Value> captured = std::move(*variedCaptures);
   if (captured.empty())
     return success();
   auto backward = scf::IfOp::create(
