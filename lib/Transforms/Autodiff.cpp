@@ -698,39 +698,49 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
       Operation *combiner = reductions[init].combiner;
       if (!combiner)
         continue; // Written, not read.
-      if (!isa<arith::AddFOp, arith::MulFOp>(combiner))
-        return op.emitError("sbp-make-train-step: no gradient for the init "
-                            "of a max or min reduction");
       if (!dys[init])
         continue;
       if (isa<arith::AddFOp>(combiner)) {
         accumulate(operand.get(), dys[init]);
         continue;
       }
-      // The product of the partials: zero where one of them is.
-      const Reduction &product = reductions[init];
+      // Otherwise an element-wise op of the result's adjoint and two
+      // tensors of its shape: where the result is the init (max and min),
+      // or the product of the partials, zero where one of them is.
+      bool product = isa<arith::MulFOp>(combiner);
       auto type = cast<RankedTensorType>(dys[init].getType());
       AffineMap identity =
           AffineMap::getMultiDimIdentityMap(type.getRank(), op.getContext());
+      SmallVector<Value, 2> factors = {reductions[init].zeros,
+                                       reductions[init].nonzeroProduct};
+      if (!product)
+        factors = {op->getResult(init), operand.get()};
       accumulate(
           operand.get(),
           linalg::GenericOp::create(
               b, op.getLoc(), TypeRange{type},
-              ValueRange{dys[init], product.zeros, product.nonzeroProduct},
+              ValueRange{dys[init], factors[0], factors[1]},
               ValueRange{tensor::EmptyOp::create(
                   b, op.getLoc(), type.getShape(), type.getElementType())},
               SmallVector<AffineMap>(4, identity),
               SmallVector<utils::IteratorType>(type.getRank(),
                                                utils::IteratorType::parallel),
-              [](OpBuilder &nb, Location loc, ValueRange args) {
+              [&](OpBuilder &nb, Location loc, ValueRange args) {
                 Value zero = getConstant(nb, loc, args[0].getType(), 0);
-                Value none = arith::CmpFOp::create(
-                    nb, loc, arith::CmpFPredicate::OEQ, args[1], zero);
-                Value all =
-                    arith::SelectOp::create(nb, loc, none, args[2], zero);
-                linalg::YieldOp::create(
-                    nb, loc,
-                    ValueRange{arith::MulFOp::create(nb, loc, args[0], all)});
+                Value adjoint;
+                if (product) {
+                  Value none = arith::CmpFOp::create(
+                      nb, loc, arith::CmpFPredicate::OEQ, args[1], zero);
+                  Value all =
+                      arith::SelectOp::create(nb, loc, none, args[2], zero);
+                  adjoint = arith::MulFOp::create(nb, loc, args[0], all);
+                } else {
+                  Value kept = arith::CmpFOp::create(
+                      nb, loc, arith::CmpFPredicate::OEQ, args[1], args[2]);
+                  adjoint =
+                      arith::SelectOp::create(nb, loc, kept, args[0], zero);
+                }
+                linalg::YieldOp::create(nb, loc, adjoint);
               })
               .getResult(0));
       continue;

@@ -87,20 +87,6 @@ func.func @diagonal(%x: tensor<4xf32>, %w: tensor<4x4xf32>) -> tensor<4xf32> {
 
 // -----
 
-#id = affine_map<(i, j) -> (i, j)>
-#row = affine_map<(i, j) -> (i)>
-func.func @max_init(%x: tensor<4x8xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{sbp-make-train-step: no gradient for the init of a max or min reduction}}
-  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%w : tensor<4xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %r = arith.maximumf %a, %o : f32
-    linalg.yield %r : f32
-  } -> tensor<4xf32>
-  return %m : tensor<4xf32>
-}
-
-// -----
-
 // A branch reads a scalar taken from a parameter: its adjoint would be a
 // sum over the branch's uses, which no rule builds.
 func.func @branch(%x: tensor<4xf32>, %w: tensor<4xf32>, %c: i1) -> tensor<4xf32> {

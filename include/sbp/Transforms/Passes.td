@@ -256,9 +256,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     float result of rank at least one; every op between the parameters and
     the loss has a gradient rule (else an error at that op), every
     output of a structured op with reduction loops on that path either
-    combines by an add, mul, max or min (the init
-    of a max or min not depending on a parameter) or spans all its loops
-    unread, and no
+    combines by an add, mul, max or min or spans all its loops unread,
+    and no
     structured op reads a parameter's dependent through one loop in two
     dimensions or at a constant index other than 0; no padding value
     depends on a parameter, nor does a scalar a branch reads from above;
