@@ -384,8 +384,9 @@ struct SbpTileAndVectorizePass
                          << bits;
       return signalPassFailure();
     }
-    // Tag each matmul with its tiles; each set of tiles is one schedule.
-    std::map<std::string, Tiles> schedules;
+    // Tag each op with its tiles; each tag is one schedule (by tag, the
+    // transform IR).
+    std::map<std::string, std::string> schedules;
     // Packing replaces matmuls: collect them first. A batched product is a
     // loop of them (attention's products, batch x heads of small matrices).
     SmallVector<linalg::MatmulOp> matmuls;
@@ -437,24 +438,23 @@ struct SbpTileAndVectorizePass
         tiles->k = std::gcd(k, int64_t(256));
         scheduled = packMatmul(matmul, tiles->cols);
       }
-      scheduled->setAttr(kScheduleAttr,
-                         StringAttr::get(&getContext(), tiles->getTag()));
-      schedules.emplace(tiles->getTag(), *tiles);
+      std::string tag = tiles->getTag();
+      scheduled->setAttr(kScheduleAttr, StringAttr::get(&getContext(), tag));
+      if (!schedules.count(tag))
+        schedules.emplace(tag, getSchedule(*tiles));
     }
     // Transposes (the operands sbp-specialize-contractions puts in order
     // for the products) in blocks.
-    std::map<std::string, std::string> scheduleTexts;
-    for (const auto &[tag, tiles] : schedules)
-      scheduleTexts.emplace(tag, getSchedule(tiles));
     module.walk([&](linalg::TransposeOp op) {
       std::optional<SmallVector<int64_t>> sizes = getTransposeBlocks(op, bits);
       if (!sizes)
         return;
       std::string tag = "t" + joinSizes(*sizes, "x");
       op->setAttr(kScheduleAttr, StringAttr::get(&getContext(), tag));
-      scheduleTexts.emplace(tag, getTransposeSchedule(tag, *sizes));
+      if (!schedules.count(tag))
+        schedules.emplace(tag, getTransposeSchedule(tag, *sizes));
     });
-    for (const auto &[tag, text] : scheduleTexts) {
+    for (const auto &[tag, text] : schedules) {
       OwningOpRef<ModuleOp> schedule =
           parseSourceString<ModuleOp>(text, &getContext());
       if (!schedule)
