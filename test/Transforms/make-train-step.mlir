@@ -271,3 +271,31 @@ func.func @product(%x: tensor<8x16xf32>, %w: tensor<16xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %p : tensor<8xf32>
 }
+
+// -----
+
+// A masked accumulation (a StableHLO scatter's: the combiner applied where
+// an update's index names the element) becomes the same sum of masked
+// partials, so that the sum's rules apply: the update's adjoint is the
+// result's where the index matches, zero elsewhere.
+// CHECK-LABEL: func.func @scatter_train_step(
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<5x3xf32>, tensor<5xi64>) outs(%{{.*}} : tensor<6x3xf32>)
+// CHECK: %[[M:.*]] = arith.cmpi eq
+// CHECK: %[[U:.*]] = arith.select %[[M]], %{{.*}}, %cst{{.*}} : f32
+// CHECK: %[[S:.*]] = arith.addf %{{.*}}, %[[U]] : f32
+// CHECK: linalg.yield %[[S]] : f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<5xi64>, tensor<6x3xf32>) outs(%{{.*}} : tensor<5x3xf32>)
+// CHECK: %[[B:.*]] = arith.cmpi eq
+// CHECK: arith.select %[[B]], %{{.*}}, %{{.*}} : f32
+func.func @scatter(%x: tensor<6x3xf32>, %g: tensor<5x3xf32>, %i: tensor<5xi64>) -> tensor<6x3xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%g, %i : tensor<5x3xf32>, tensor<5xi64>) outs(%x : tensor<6x3xf32>) {
+  ^bb0(%u: f32, %k: i64, %o: f32):
+    %row = linalg.index 0 : index
+    %ki = arith.index_cast %k : i64 to index
+    %m = arith.cmpi eq, %ki, %row : index
+    %s = arith.addf %o, %u : f32
+    %v = arith.select %m, %s, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<6x3xf32>
+  return %r : tensor<6x3xf32>
+}
