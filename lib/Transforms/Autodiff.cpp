@@ -27,6 +27,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
+#include "sbp/Dialect/Sbp/Utils/MaskedReduction.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include <cmath>
 
@@ -377,59 +378,6 @@ struct IterationSlice {
   }
   SmallVector<OpFoldResult> offsets, sizes, strides;
 };
-
-/// Rewrites each masked accumulation `select(c, combine(out, p), out)` in
-/// the payload of `op` (a StableHLO scatter's, applying its combiner where
-/// an update's index names the element) as `combine(out, select(c, p,
-/// identity))`, the same value, so that the reduction's rules apply: the
-/// masked partial's adjoint is the result's where `c` holds, and the
-/// reduction may split as any sum.
-void unmaskReductions(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  Operation *yield = body->getTerminator();
-  for (BlockArgument out : op.getRegionOutputArgs()) {
-    OpOperand &yielded =
-        yield->getOpOperand(out.getArgNumber() - op.getNumDpsInputs());
-    auto select = yielded.get().getDefiningOp<arith::SelectOp>();
-    if (!select || select.getFalseValue() != out ||
-        !select.getResult().hasOneUse())
-      continue;
-    Operation *combiner = select.getTrueValue().getDefiningOp();
-    if (!combiner || combiner->getBlock() != body || !combiner->hasOneUse() ||
-        combiner->getNumOperands() != 2 ||
-        !llvm::is_contained(combiner->getOperands(), out))
-      continue;
-    auto floatType = dyn_cast<FloatType>(out.getType());
-    std::optional<APFloat> identity;
-    if (floatType) {
-      const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
-      if (isa<arith::AddFOp>(combiner))
-        identity = APFloat::getZero(semantics, /*Negative=*/true);
-      else if (isa<arith::MulFOp>(combiner))
-        identity = APFloat::getOne(semantics);
-      else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
-        identity = APFloat::getInf(semantics, /*Negative=*/true);
-      else if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
-        identity = APFloat::getInf(semantics);
-    }
-    if (!identity)
-      continue;
-    Value partial = combiner->getOperand(combiner->getOperand(0) == out);
-    if (partial == out)
-      continue;
-    OpBuilder nb(select);
-    Location loc = select.getLoc();
-    Value none = arith::ConstantOp::create(
-        nb, loc, nb.getFloatAttr(floatType, *identity));
-    Value masked =
-        arith::SelectOp::create(nb, loc, select.getCondition(), partial, none);
-    Operation *unmasked = nb.clone(*combiner);
-    unmasked->setOperands({out, masked});
-    yielded.set(unmasked->getResult(0));
-    select.erase();
-    combiner->erase();
-  }
-}
 
 /// How a structured op's result accumulates: its combiner (`out + p`,
 /// `max(out, p)`, `out * p`; null for an output written once per

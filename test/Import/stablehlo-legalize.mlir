@@ -194,3 +194,33 @@ func.func public @shardy(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh
   %1 = sdy.sharding_constraint %0 <@mesh, [{}, {"x", "y"}]> : tensor<8x8xf32>
   return %1 : tensor<8x8xf32>
 }
+
+// -----
+
+// A scatter reduces over the updates: an add, mul, max or min combiner
+// takes the update masked by the index match (the identity elsewhere), a
+// plain sum the search may split; an overwrite selects between the update
+// and the element.
+// CHECK-LABEL: func @scatter
+// CHECK: %[[NONE:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: %[[M:.*]] = arith.cmpi eq
+// CHECK: %[[U:.*]] = arith.select %[[M]], %{{.*}}, %[[NONE]] : f32
+// CHECK: %[[S:.*]] = arith.addf %{{.*}}, %[[U]] : f32
+// CHECK: linalg.yield %[[S]] : f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: %[[M2:.*]] = arith.cmpi eq
+// CHECK: %[[V:.*]] = arith.select %[[M2]], %{{.*}}, %[[OUT:.*]] : f32
+// CHECK: linalg.yield %[[V]] : f32
+func.func @scatter(%x: tensor<10x6xf32>, %i: tensor<7x1xi32>, %u: tensor<7x6xf32>) -> (tensor<10x6xf32>, tensor<10x6xf32>) {
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<10x6xf32>, tensor<7x1xi32>, tensor<7x6xf32>) -> tensor<10x6xf32>
+  %1 = "stablehlo.scatter"(%x, %i, %u) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    stablehlo.return %b : tensor<f32>
+  }) : (tensor<10x6xf32>, tensor<7x1xi32>, tensor<7x6xf32>) -> tensor<10x6xf32>
+  return %0, %1 : tensor<10x6xf32>, tensor<10x6xf32>
+}

@@ -5,8 +5,9 @@
 // so partitioning keeps it whole; the index tensor is an input and splits
 // with the result's batch). A scatter is a generic over the operand that
 // reduces over the updates, applying the combiner where an update's index
-// names the element: the embedding-gradient pattern and every scatter
-// whose update windows span the operand's other dimensions whole.
+// names the element (an add, mul, max or min to the update masked by that
+// match, a plain reduction): the embedding-gradient pattern and every
+// scatter whose update windows span the operand's other dimensions whole.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "sbp/Dialect/Sbp/Utils/MaskedReduction.h"
 
 using namespace mlir;
 using namespace mlir::sbp;
@@ -213,6 +215,8 @@ Result convertScatter(Operation *op, OpBuilder &b) {
     generic->erase();
     return failure();
   }
+  // A scatter-add is then a sum over the updates, which may split.
+  unmaskReductions(generic);
   return SmallVector<Value>{generic.getResult(0)};
 }
 } // namespace
