@@ -380,14 +380,79 @@ struct IterationSlice {
 };
 
 /// How a structured op's result accumulates: its combiner (`out + p`,
-/// `max(out, p)`, `out * p`; null for an output written once per
-/// iteration) and, for a product, per result element, the count of zero
-/// partials and the product of the nonzero ones, from which each partial's
-/// factor (the product of the others and the init) is built.
+/// `max(out, p)`, `out * p`, the overwrite `select(c, p, out)`; null for an
+/// output written once per iteration) and, for a product, per result
+/// element, the count of zero partials and the product of the nonzero
+/// ones, from which each partial's factor (the product of the others and
+/// the init) is built; for an overwrite, per result element, the last
+/// iteration that wrote it (-1 for none).
 struct Reduction {
   Operation *combiner;
   Value zeros = {}, nonzeroProduct = {};
+  Value lastWriter = {};
 };
+
+/// The ops of the payload `body` that `root` is computed from.
+llvm::SmallPtrSet<Operation *, 8> getPayloadSlice(Block *body, Value root) {
+  llvm::SmallPtrSet<Operation *, 8> slice;
+  if (Operation *def = root.getDefiningOp(); def && def->getBlock() == body)
+    slice.insert(def);
+  for (Operation &inner : llvm::reverse(body->without_terminator()))
+    if (slice.contains(&inner))
+      for (Value operand : inner.getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && def->getBlock() == body)
+          slice.insert(def);
+  return slice;
+}
+
+/// The position of the current iteration among the reduction loops of
+/// `op`, in the order the loops run (row-major over them), as an i64.
+Value buildReductionPosition(OpBuilder &b, Location loc, linalg::LinalgOp op) {
+  Value position = arith::ConstantIntOp::create(b, loc, 0, 64);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (auto [loop, iterator] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (iterator != utils::IteratorType::reduction)
+      continue;
+    Value index = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, loop));
+    position = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, position,
+            arith::ConstantIntOp::create(b, loc, ranges[loop], 64)),
+        index);
+  }
+  return position;
+}
+
+/// Whether output `result` of `op` is overwritten where a condition holds
+/// (`select(c, p, out)`, `p` not read from `out`: a StableHLO scatter that
+/// sets), returning the select.
+arith::SelectOp matchOverwrite(linalg::LinalgOp op, unsigned result) {
+  BlockArgument out = op.getRegionOutputArgs()[result];
+  auto select = op.getBlock()
+                    ->getTerminator()
+                    ->getOperand(result)
+                    .getDefiningOp<arith::SelectOp>();
+  if (!select || select.getFalseValue() != out || !out.hasOneUse() ||
+      !isa<FloatType>(out.getType()))
+    return {};
+  // The condition is computed from the inputs and the indices alone.
+  Value condition = select.getCondition();
+  auto readsOutput = [&](Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return arg && arg.getOwner() == op.getBlock() &&
+           arg.getArgNumber() >= op.getNumDpsInputs();
+  };
+  if (readsOutput(condition) ||
+      llvm::any_of(getPayloadSlice(op.getBlock(), condition),
+                   [&](Operation *inner) {
+                     return llvm::any_of(inner->getOperands(), readsOutput);
+                   }))
+    return {};
+  return select;
+}
 
 class Differentiator {
 public:
@@ -436,6 +501,11 @@ private:
   std::pair<Value, Value> buildProductFactors(linalg::LinalgOp op,
                                               unsigned result,
                                               Operation *combiner);
+  /// Per element of result `result` of `op`, whose payload overwrites it
+  /// through `select`: the last iteration (buildReductionPosition) that
+  /// did, or -1.
+  Value buildLastWriter(linalg::LinalgOp op, unsigned result,
+                        arith::SelectOp select);
   /// The adjoint of the table that `extract` reads when `op` is a gather
   /// (its one result is `table[index_cast(ids[...]), ...]`, the other
   /// indices the loops'): the contraction of the one-hot of the ids with
@@ -668,6 +738,10 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
         reductions.push_back({nullptr});
         continue;
       }
+      if (auto select = matchOverwrite(op, i)) {
+        reductions.push_back({select});
+        continue;
+      }
       SmallVector<Operation *> chain;
       if (!matchReduction(outputArgs, i, chain) || chain.size() != 1 ||
           !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
@@ -675,18 +749,22 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
               chain.front()) ||
           !outputArgs[i].hasOneUse())
         return op.emitError("sbp-make-train-step: no gradient for a "
-                            "reduction that is not a sum, product, max or "
-                            "min");
+                            "reduction that is not a sum, product, max, min "
+                            "or overwrite");
       reductions.push_back({chain.front()});
     }
   }
   SmallVector<Value> dys;
   for (Value result : op->getResults())
     dys.push_back(getAdjoint(result));
-  for (auto [r, reduction] : llvm::enumerate(reductions))
+  for (auto [r, reduction] : llvm::enumerate(reductions)) {
     if (isa_and_nonnull<arith::MulFOp>(reduction.combiner) && dys[r])
       std::tie(reduction.zeros, reduction.nonzeroProduct) =
           buildProductFactors(op, r, reduction.combiner);
+    if (auto select = dyn_cast_or_null<arith::SelectOp>(reduction.combiner);
+        select && dys[r])
+      reduction.lastWriter = buildLastWriter(op, r, select);
+  }
 
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isVaried(operand.get()))
@@ -708,14 +786,18 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
       }
       // Otherwise an element-wise op of the result's adjoint and two
       // tensors of its shape: where the result is the init (max and min),
-      // or the product of the partials, zero where one of them is.
+      // or the product of the partials, zero where one of them is; where no
+      // iteration overwrote the init.
       bool product = isa<arith::MulFOp>(combiner);
+      bool overwrite = isa<arith::SelectOp>(combiner);
       auto type = cast<RankedTensorType>(dys[init].getType());
       AffineMap identity =
           AffineMap::getMultiDimIdentityMap(type.getRank(), op.getContext());
       SmallVector<Value, 2> factors = {reductions[init].zeros,
                                        reductions[init].nonzeroProduct};
-      if (!product)
+      if (overwrite)
+        factors = {reductions[init].lastWriter, reductions[init].lastWriter};
+      else if (!product)
         factors = {op->getResult(init), operand.get()};
       accumulate(
           operand.get(),
@@ -730,7 +812,13 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
               [&](OpBuilder &nb, Location loc, ValueRange args) {
                 Value zero = getConstant(nb, loc, args[0].getType(), 0);
                 Value adjoint;
-                if (product) {
+                if (overwrite) {
+                  Value none = arith::CmpIOp::create(
+                      nb, loc, arith::CmpIPredicate::slt, args[1],
+                      arith::ConstantIntOp::create(nb, loc, 0, 64));
+                  adjoint =
+                      arith::SelectOp::create(nb, loc, none, args[0], zero);
+                } else if (product) {
                   Value none = arith::CmpFOp::create(
                       nb, loc, arith::CmpFPredicate::OEQ, args[1], zero);
                   Value all =
@@ -799,16 +887,7 @@ Differentiator::buildProductFactors(linalg::LinalgOp op, unsigned result,
       combiner->getOperand(0) == body->getArgument(numInputs + result)
           ? combiner->getOperand(1)
           : combiner->getOperand(0);
-  // The payload ops the partial is computed from, in order.
-  llvm::SmallPtrSet<Operation *, 8> needed;
-  if (Operation *def = partial.getDefiningOp())
-    needed.insert(def);
-  for (Operation &inner : llvm::reverse(body->without_terminator()))
-    if (needed.contains(&inner))
-      for (Value operand : inner.getOperands())
-        if (Operation *def = operand.getDefiningOp();
-            def && def->getBlock() == body)
-          needed.insert(def);
+  llvm::SmallPtrSet<Operation *, 8> needed = getPayloadSlice(body, partial);
   auto type = cast<RankedTensorType>(op->getResult(result).getType());
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
@@ -844,6 +923,49 @@ Differentiator::buildProductFactors(linalg::LinalgOp op, unsigned result,
         linalg::YieldOp::create(nb, bodyLoc, ValueRange{count, product});
       });
   return {factors.getResult(0), factors.getResult(1)};
+}
+
+Value Differentiator::buildLastWriter(linalg::LinalgOp op, unsigned result,
+                                      arith::SelectOp select) {
+  Location loc = op.getLoc();
+  Block *body = op.getBlock();
+  unsigned numInputs = op.getNumDpsInputs();
+  auto resultType = cast<RankedTensorType>(op->getResult(result).getType());
+  auto type = RankedTensorType::get(resultType.getShape(), b.getI64Type());
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    inputs.push_back(input->get());
+    maps.push_back(op.getMatchingIndexingMap(input));
+  }
+  maps.push_back(op.getIndexingMapMatchingResult(op->getResult(result)));
+  Value none =
+      linalg::FillOp::create(
+          b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, -1, 64)},
+          ValueRange{
+              tensor::EmptyOp::create(b, loc, type.getShape(), b.getI64Type())})
+          .getResult(0);
+  auto last = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, inputs, ValueRange{none}, maps,
+      op.getIteratorTypesArray(),
+      [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+        // The condition reads the inputs and indices only
+        // (matchOverwrite).
+        IRMapping mapping;
+        for (unsigned i = 0; i < numInputs; ++i)
+          mapping.map(body->getArgument(i), args[i]);
+        llvm::SmallPtrSet<Operation *, 8> needed =
+            getPayloadSlice(body, select.getCondition());
+        for (Operation &inner : body->without_terminator())
+          if (needed.contains(&inner))
+            nb.clone(inner, mapping);
+        Value position = buildReductionPosition(nb, bodyLoc, op);
+        Value written = arith::SelectOp::create(
+            nb, bodyLoc, mapping.lookup(select.getCondition()), position,
+            args[numInputs]);
+        linalg::YieldOp::create(nb, bodyLoc, written);
+      });
+  return last.getResult(0);
 }
 
 // The general rule would give a gather's table a loop over its rows,
@@ -1047,6 +1169,8 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
       llvm::append_range(inputs,
                          ValueRange{op.getDpsInits()[r], reductions[r].zeros,
                                     reductions[r].nonzeroProduct});
+    if (reduces && reductions[r].lastWriter)
+      inputs.push_back(reductions[r].lastWriter);
     maps.resize(inputs.size(), map);
   }
   maps.push_back(AffineMap::get(numAllLoops, 0, exprs, ctx));
@@ -1085,6 +1209,18 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
       Operation *combiner = reduces ? reductions[r].combiner : nullptr;
       if (!combiner) {
         add(mapping.lookupOrDefault(yield->getOperand(r)), dy);
+        continue;
+      }
+      if (auto select = dyn_cast<arith::SelectOp>(combiner)) {
+        // The value written last takes the adjoint.
+        Value last = arith::AndIOp::create(
+            b, bodyLoc, mapping.lookup(select.getCondition()),
+            arith::CmpIOp::create(b, bodyLoc, arith::CmpIPredicate::eq,
+                                  buildReductionPosition(b, bodyLoc, op),
+                                  args[dySlots[r] + 1]));
+        add(mapping.lookup(select.getTrueValue()),
+            arith::SelectOp::create(b, bodyLoc, last, dy,
+                                    getConstant(b, bodyLoc, dy.getType(), 0)));
         continue;
       }
       Value partial =

@@ -44,7 +44,7 @@ func.func @difference(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>) -> tensor<4xf32>
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-  // expected-error@+1 {{sbp-make-train-step: no gradient for a reduction that is not a sum, product, max or min}}
+  // expected-error@+1 {{sbp-make-train-step: no gradient for a reduction that is not a sum, product, max, min or overwrite}}
   %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%w : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
   ^bb0(%a: f32, %o: f32):
     %r = arith.subf %o, %a : f32

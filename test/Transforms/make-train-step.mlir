@@ -299,3 +299,37 @@ func.func @scatter(%x: tensor<6x3xf32>, %g: tensor<5x3xf32>, %i: tensor<5xi64>) 
   } -> tensor<6x3xf32>
   return %r : tensor<6x3xf32>
 }
+
+// -----
+
+// An overwrite (a StableHLO scatter that sets): the update written last to
+// an element takes its adjoint, from one more reduction finding, per
+// element, the last iteration that wrote it (-1 for none, where the init
+// takes the adjoint).
+// CHECK-LABEL: func.func @overwrite_train_step(
+// CHECK: %[[NONE:.*]] = linalg.fill ins(%c-1_i64 : i64) outs(%{{.*}} : tensor<6x3xi64>)
+// CHECK: %[[LAST:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<5xi64>) outs(%[[NONE]] : tensor<6x3xi64>)
+// CHECK: %[[HIT:.*]] = arith.cmpi eq
+// CHECK: %[[I:.*]] = linalg.index 2
+// CHECK: %[[POS:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: %[[W:.*]] = arith.select %[[HIT]], %[[POS]], %{{.*}} : i64
+// CHECK: linalg.yield %[[W]] : i64
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}}, %[[LAST]] : tensor<5xi64>, tensor<6x3xf32>, tensor<6x3xi64>) outs(%{{.*}} : tensor<5x3xf32>)
+// CHECK: ^bb0(%{{.*}}: i64, %[[DY:.*]]: f32, %[[L:.*]]: i64, %{{.*}}: f32):
+// CHECK: %[[M:.*]] = arith.cmpi eq
+// CHECK: %[[J:.*]] = linalg.index 2
+// CHECK: %[[P:.*]] = arith.index_cast %[[J]] : index to i64
+// CHECK: %[[IS:.*]] = arith.cmpi eq, %[[P]], %[[L]] : i64
+// CHECK: %[[K:.*]] = arith.andi %[[M]], %[[IS]] : i1
+// CHECK: arith.select %[[K]], %[[DY]], %{{.*}} : f32
+func.func @overwrite(%g: tensor<5x3xf32>, %x: tensor<6x3xf32>, %i: tensor<5xi64>) -> tensor<6x3xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%g, %i : tensor<5x3xf32>, tensor<5xi64>) outs(%x : tensor<6x3xf32>) {
+  ^bb0(%u: f32, %k: i64, %o: f32):
+    %row = linalg.index 0 : index
+    %ki = arith.index_cast %k : i64 to index
+    %m = arith.cmpi eq, %ki, %row : index
+    %v = arith.select %m, %u, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<6x3xf32>
+  return %r : tensor<6x3xf32>
+}
