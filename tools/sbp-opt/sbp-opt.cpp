@@ -115,6 +115,7 @@ importOnnx(const llvm::MemoryBuffer &model, const DialectRegistry &registry) {
     }
     options.inputValues[name] =
         llvm::StringRef(array.data.data(), array.data.size());
+    options.valueShapes[name].assign(array.shape.begin(), array.shape.end());
   }
   MLIRContext context(registry);
   mlir::sbp::OnnxImport imported = mlir::sbp::importOnnxModel(

@@ -30,6 +30,12 @@ struct OnnxImportOptions {
   /// import time: a Reshape's shape or a Slice's bounds given as graph
   /// inputs. The inputs stay arguments.
   llvm::StringMap<StringRef> inputValues;
+  /// Shapes of the arrays given for graph inputs, which fix the symbolic or
+  /// unknown dimensions of an input that `inputShapes` does not give.
+  llvm::StringMap<SmallVector<int64_t>> valueShapes;
+  /// The size of the symbolic or unknown dimensions nothing else fixes; 0
+  /// makes them an error.
+  int64_t dynamicSize = 0;
 };
 
 /// A weight that the imported function takes as an argument, with its value
@@ -43,6 +49,8 @@ struct OnnxWeight {
 struct OnnxImport {
   OwningOpRef<ModuleOp> module;
   std::vector<OnnxWeight> weights;
+  /// One line per input whose dynamic dimensions took `dynamicSize`.
+  std::vector<std::string> notes;
 };
 
 /// Whether a tool input is an ONNX model: its extension is `.onnx`, or it

@@ -77,6 +77,8 @@ private:
   /// Initializers read as tensors that became arguments, in order.
   SmallVector<std::string> weightArguments;
   std::vector<std::string> errors;
+  /// Inputs whose dynamic dimensions took OnnxImportOptions::dynamicSize.
+  std::vector<std::string> notes;
 
   friend OnnxImport mlir::sbp::importOnnxModel(llvm::MemoryBufferRef,
                                                MLIRContext *,
@@ -348,6 +350,14 @@ LogicalResult GraphImporter::setUpInputs(onnx::GraphProto &graph) {
         shape->add_dim()->set_dim_value(size);
       continue;
     }
+    // Dynamic dimensions take the given array's, else dynamicSize.
+    auto value = options.valueShapes.find(input.name());
+    bool hasValue = value != options.valueShapes.end();
+    if (!tensorType->has_shape() && hasValue) {
+      for (int64_t size : value->second)
+        tensorType->mutable_shape()->add_dim()->set_dim_value(size);
+      continue;
+    }
     if (!tensorType->has_shape()) {
       addError("input '" + input.name() +
                "' has no shape; give it with --input-shape " + input.name() +
@@ -355,15 +365,43 @@ LogicalResult GraphImporter::setUpInputs(onnx::GraphProto &graph) {
       ok = false;
       continue;
     }
-    for (const auto &dim : tensorType->shape().dim()) {
+    auto *dims = tensorType->mutable_shape()->mutable_dim();
+    if (hasValue && dims->size() != static_cast<int>(value->second.size())) {
+      addError("the array given for input '" + input.name() + "' has rank " +
+               Twine(value->second.size()) + ", the input has rank " +
+               Twine(dims->size()));
+      ok = false;
+      continue;
+    }
+    SmallVector<std::string> defaulted;
+    for (auto [i, dim] : llvm::enumerate(*dims)) {
       if (dim.has_dim_value() && dim.dim_value() >= 0)
         continue;
-      addError("input '" + input.name() + "' has a dynamic dimension" +
-               (dim.has_dim_param() ? " '" + dim.dim_param() + "'" : "") +
-               "; give its shape with --input-shape " + input.name() +
-               "=AxB...");
-      ok = false;
-      break;
+      std::string label =
+          dim.has_dim_param() ? "'" + dim.dim_param() + "'" : std::to_string(i);
+      if (hasValue) {
+        dim.set_dim_value(value->second[i]);
+      } else if (options.dynamicSize > 0) {
+        dim.set_dim_value(options.dynamicSize);
+        defaulted.push_back(label);
+      } else {
+        addError("input '" + input.name() + "' has a dynamic dimension " +
+                 label + "; give its shape with --input-shape " + input.name() +
+                 "=AxB...");
+        ok = false;
+        break;
+      }
+    }
+    if (!defaulted.empty()) {
+      SmallVector<int64_t> shape;
+      for (const auto &dim : *dims)
+        shape.push_back(dim.dim_value());
+      notes.push_back(
+          "input '" + input.name() + "': dynamic dimension" +
+          (defaulted.size() > 1 ? "s " : " ") + llvm::join(defaulted, ", ") +
+          " taken as " + std::to_string(options.dynamicSize) + ", shape " +
+          formatShape(shape) + " (--input-shape " + input.name() +
+          "=AxB... or --input " + input.name() + "=FILE.npy gives another)");
     }
   }
   for (const auto &[name, shape] : options.inputShapes)
@@ -598,5 +636,6 @@ OnnxImport sbp::importOnnxModel(llvm::MemoryBufferRef buffer,
     result.weights.clear();
     error = llvm::join(importer.errors, "\n");
   }
+  result.notes = std::move(importer.notes);
   return result;
 }
