@@ -50,6 +50,19 @@ def main(out):
                               strides=[2, 2], group=2, name="conv")],
             [vi("x", [1, 4, 8, 8]), vi("w", [6, 2, 3, 3])],
             [vi("y", [1, 6, 4, 4])]),
+        # Pad in every mode, one pad negative (a crop), the constant value
+        # an input (here an initializer); f64 for the gradient check.
+        "pads": model(
+            [helper.make_node("Pad", ["x", "p1"], ["r"], mode="reflect"),
+             helper.make_node("Pad", ["r", "p2"], ["e"], mode="edge"),
+             helper.make_node("Pad", ["e", "p3", "v"], ["c"]),
+             helper.make_node("Tanh", ["c"], ["y"])],
+            [vi("x", [2, 5], TensorProto.DOUBLE)],
+            [vi("y", [5, 10], TensorProto.DOUBLE)],
+            [numpy_helper.from_array(np.array([0, 2, 1, 3], np.int64), "p1"),
+             numpy_helper.from_array(np.array([1, 1, 0, 0], np.int64), "p2"),
+             numpy_helper.from_array(np.array([0, -1, 1, 0], np.int64), "p3"),
+             numpy_helper.from_array(np.array(0.5), "v")]),
         # An MLP exported with its loss (PyTorch's cross_entropy): class
         # weights, labels of -1 ignored.
         "mlp_loss": model(

@@ -50,7 +50,8 @@ SUPPORTED = {
     "ReduceLogSumExp", "CastLike", "ThresholdedRelu", "HardSwish", "Celu",
     "PRelu", "Trilu", "CumSum", "NegativeLogLikelihoodLoss",
     "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin", "GatherElements", "Mod",
-    "Constant",
+    "Constant", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "Shrink",
+    "Pad",
 }
 
 

@@ -652,7 +652,99 @@ Value onnx_import::softmax(OpBuilder &b, Location loc, Value input,
       });
 }
 
+namespace {
+
+/// A binary op on booleans (i1), with numpy broadcasting.
+template <typename IntOp> NodeConverter logicalBinary() {
+  return [](NodeImporter &n) -> LogicalResult {
+    if (failed(checkBroadcastInputs(n, 2)))
+      return failure();
+    if (!n.inputType(0).getElementType().isInteger(1) ||
+        !n.inputType(1).getElementType().isInteger(1))
+      return n.error("needs boolean inputs");
+    n.setOutput(0, buildElementwise(
+                       n.builder(), n.getLoc(), {n.input(0), n.input(1)},
+                       n.builder().getI1Type(),
+                       [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                         return IntOp::create(b, loc, a[0], a[1]);
+                       }));
+    return success();
+  };
+}
+
+/// A test of each element of a floating-point input (IsNaN, IsInf).
+NodeConverter classify(
+    std::function<Value(NodeImporter &, OpBuilder &, Location, Value)> test) {
+  return [=](NodeImporter &n) -> LogicalResult {
+    RankedTensorType type = n.inputType(0);
+    if (!type || !isFloat(type.getElementType()))
+      return n.error("needs a floating-point input");
+    n.setOutput(0,
+                buildElementwise(n.builder(), n.getLoc(), {n.input(0)},
+                                 n.builder().getI1Type(),
+                                 [&](OpBuilder &b, Location loc, ValueRange a) {
+                                   return test(n, b, loc, a[0]);
+                                 }));
+    return success();
+  };
+}
+
+} // namespace
+
 void onnx_import::addElementwiseConverters(ConverterTable &table) {
+  table["And"] = logicalBinary<arith::AndIOp>();
+  table["Or"] = logicalBinary<arith::OrIOp>();
+  table["Xor"] = logicalBinary<arith::XOrIOp>();
+  table["Not"] = [](NodeImporter &n) -> LogicalResult {
+    RankedTensorType type = n.inputType(0);
+    if (!type || !type.getElementType().isInteger(1))
+      return n.error("needs a boolean input");
+    n.setOutput(
+        0, buildElementwise(
+               n.builder(), n.getLoc(), {n.input(0)}, type.getElementType(),
+               [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                 return arith::XOrIOp::create(
+                     b, loc, a[0], arith::ConstantIntOp::create(b, loc, 1, 1));
+               }));
+    return success();
+  };
+  table["IsNaN"] = classify(
+      [](NodeImporter &, OpBuilder &b, Location loc, Value x) -> Value {
+        return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+      });
+  table["IsInf"] = classify([](NodeImporter &n, OpBuilder &b, Location loc,
+                               Value x) -> Value {
+    bool positive = n.intAttr("detect_positive", 1);
+    bool negative = n.intAttr("detect_negative", 1);
+    Value isInf = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ, math::AbsFOp::create(b, loc, x),
+        createScalar(b, loc, x.getType(), INFINITY));
+    if (positive == negative)
+      return positive ? isInf
+                      : Value(arith::ConstantIntOp::create(b, loc, 0, 1));
+    Value sign = arith::CmpFOp::create(b, loc,
+                                       positive ? arith::CmpFPredicate::OGT
+                                                : arith::CmpFPredicate::OLT,
+                                       x, createScalar(b, loc, x.getType(), 0));
+    return arith::AndIOp::create(b, loc, isInf, sign);
+  });
+  // y = x + bias where x < -lambd, x - bias where x > lambd, else 0.
+  table["Shrink"] =
+      unary([](NodeImporter &n, OpBuilder &b, Location loc, Value x) -> Value {
+        Type type = x.getType();
+        Value lambd = createScalar(b, loc, type, n.floatAttr("lambd", 0.5f));
+        Value bias = createScalar(b, loc, type, n.floatAttr("bias", 0));
+        Value below =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                  arith::NegFOp::create(b, loc, lambd));
+        Value above =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, lambd);
+        return arith::SelectOp::create(
+            b, loc, below, arith::AddFOp::create(b, loc, x, bias),
+            arith::SelectOp::create(b, loc, above,
+                                    arith::SubFOp::create(b, loc, x, bias),
+                                    createScalar(b, loc, type, 0)));
+      });
   table["Add"] = arithBinary<arith::AddFOp, arith::AddIOp>();
   table["Sub"] = arithBinary<arith::SubFOp, arith::SubIOp>();
   table["Mul"] = arithBinary<arith::MulFOp, arith::MulIOp>();

@@ -366,6 +366,11 @@ LogicalResult GraphImporter::setUpInputs(onnx::GraphProto &graph) {
       continue;
     }
     auto *dims = tensorType->mutable_shape()->mutable_dim();
+    bool dynamic = llvm::any_of(*dims, [](const auto &dim) {
+      return !dim.has_dim_value() || dim.dim_value() < 0;
+    });
+    if (!dynamic)
+      continue;
     if (hasValue && dims->size() != static_cast<int>(value->second.size())) {
       addError("the array given for input '" + input.name() + "' has rank " +
                Twine(value->second.size()) + ", the input has rank " +

@@ -501,6 +501,120 @@ LogicalResult convertGatherElements(NodeImporter &n) {
   return success();
 }
 
+/// The element of a dimension of `size` that padding mode `mode` (edge or
+/// reflect) reads at `index`, which may lie outside [0, size).
+Value padSource(OpBuilder &b, Location loc, StringRef mode, Value index,
+                int64_t size) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  if (mode == "edge" || size == 1)
+    return arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, index, constant(0)),
+        constant(size - 1));
+  // Reflection repeats with period 2 (size - 1) and is symmetric about 0.
+  int64_t period = 2 * (size - 1);
+  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         index, constant(0));
+  Value magnitude = arith::SelectOp::create(
+      b, loc, negative, arith::SubIOp::create(b, loc, constant(0), index),
+      index);
+  Value folded = arith::RemSIOp::create(b, loc, magnitude, constant(period));
+  Value beyond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                       folded, constant(size));
+  return arith::SelectOp::create(
+      b, loc, beyond, arith::SubIOp::create(b, loc, constant(period), folded),
+      folded);
+}
+
+LogicalResult convertPad(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type)
+    return n.error("input 0 is missing or not a tensor");
+  int64_t rank = type.getRank();
+  std::optional<SmallVector<int64_t>> pads =
+      n.getOpset() < 11 ? n.intsAttr("pads") : n.intsInput(1);
+  if (!pads || static_cast<int64_t>(pads->size()) != 2 * rank)
+    return n.error("the pads must be known at import time, two per "
+                   "dimension");
+  std::string mode = n.stringAttr("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect")
+    return n.error("mode '" + mode + "' is not supported");
+  OpBuilder &b = n.builder();
+  Location loc = n.getLoc();
+  // Negative pads remove elements: a slice first.
+  SmallVector<int64_t> offsets(rank, 0), sizes(type.getShape()), low, high;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t begin = (*pads)[d], end = (*pads)[rank + d];
+    offsets[d] = std::max<int64_t>(0, -begin);
+    sizes[d] -= std::max<int64_t>(0, -begin) + std::max<int64_t>(0, -end);
+    if (sizes[d] <= 0)
+      return n.error("the pads remove every element of dimension " + Twine(d));
+    low.push_back(std::max<int64_t>(0, begin));
+    high.push_back(std::max<int64_t>(0, end));
+    if (mode == "reflect" && std::max(low.back(), high.back()) >= sizes[d])
+      return n.error(
+          "reflect padding of " + Twine(std::max(low.back(), high.back())) +
+          " along dimension " + Twine(d) + " of size " + Twine(sizes[d]));
+  }
+  Value input = n.input(0);
+  if (sizes != type.getShape())
+    input = tensor::ExtractSliceOp::create(
+        b, loc, input, getAsIndexOpFoldResult(b.getContext(), offsets),
+        getAsIndexOpFoldResult(b.getContext(), sizes),
+        getAsIndexOpFoldResult(b.getContext(), SmallVector<int64_t>(rank, 1)));
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(sizes[d] + low[d] + high[d]);
+  Type element = type.getElementType();
+  auto resultType = RankedTensorType::get(shape, element);
+  if (low == high && llvm::all_of(low, [](int64_t pad) { return pad == 0; })) {
+    n.setOutput(0, input);
+    return success();
+  }
+  if (mode == "constant") {
+    Value value;
+    if (n.getOpset() < 11) {
+      value = createScalar(b, loc, element, n.floatAttr("value", 0));
+    } else if (n.hasInput(2)) {
+      RankedTensorType valueType = n.inputType(2);
+      if (!valueType || valueType.getNumElements() != 1 ||
+          valueType.getElementType() != element)
+        return n.error("the constant value must be one element of the "
+                       "input's type");
+      SmallVector<Value> zeros(valueType.getRank(),
+                               arith::ConstantIndexOp::create(b, loc, 0));
+      value = tensor::ExtractOp::create(b, loc, n.input(2), zeros);
+    } else {
+      value = createScalar(b, loc, element, 0);
+    }
+    n.setOutput(0, tensor::PadOp::create(
+                       b, loc, resultType, input,
+                       getAsIndexOpFoldResult(b.getContext(), low),
+                       getAsIndexOpFoldResult(b.getContext(), high), value));
+    return success();
+  }
+  // Edge and reflect read the input at a computed index.
+  Value init = createEmpty(b, loc, shape, element);
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultType, ValueRange{}, init,
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value index = arith::SubIOp::create(
+              nb, l, linalg::IndexOp::create(nb, l, d),
+              arith::ConstantIndexOp::create(nb, l, low[d]));
+          coords.push_back(padSource(nb, l, mode, index, sizes[d]));
+        }
+        linalg::YieldOp::create(
+            nb, l, ValueRange{tensor::ExtractOp::create(nb, l, input, coords)});
+      });
+  n.setOutput(0, generic.getResult(0));
+  return success();
+}
+
 LogicalResult convertExpand(NodeImporter &n) {
   RankedTensorType type = n.inputType(0);
   std::optional<SmallVector<int64_t>> target = n.intsInput(1);
@@ -782,6 +896,7 @@ void onnx_import::addShapeConverters(ConverterTable &table) {
   table["Gather"] = convertGather;
   table["GatherElements"] = convertGatherElements;
   table["Expand"] = convertExpand;
+  table["Pad"] = convertPad;
   table["Shape"] = convertShape;
   table["Constant"] = convertConstant;
   table["ConstantOfShape"] = convertConstantOfShape;
