@@ -63,6 +63,20 @@ def main(out):
              numpy_helper.from_array(np.array([1, 1, 0, 0], np.int64), "p2"),
              numpy_helper.from_array(np.array([0, -1, 1, 0], np.int64), "p3"),
              numpy_helper.from_array(np.array(0.5), "v")]),
+        # Layout ops (DepthToSpace in CRD mode, SpaceToDepth, Tile) around
+        # InstanceNormalization; f64 for the gradient check.
+        "layout": model(
+            [helper.make_node("DepthToSpace", ["x"], ["d"], blocksize=2,
+                              mode="CRD"),
+             helper.make_node("SpaceToDepth", ["d"], ["s"], blocksize=2),
+             helper.make_node("InstanceNormalization", ["s", "g", "b"],
+                              ["i"], epsilon=1e-3),
+             helper.make_node("Tile", ["i", "r"], ["y"])],
+            [vi("x", [1, 8, 2, 3], TensorProto.DOUBLE)],
+            [vi("y", [1, 8, 4, 3], TensorProto.DOUBLE)],
+            [numpy_helper.from_array(np.linspace(0.5, 1.5, 8), "g"),
+             numpy_helper.from_array(np.linspace(-1, 1, 8), "b"),
+             numpy_helper.from_array(np.array([1, 1, 2, 1], np.int64), "r")]),
         # An MLP exported with its loss (PyTorch's cross_entropy): class
         # weights, labels of -1 ignored.
         "mlp_loss": model(

@@ -51,7 +51,8 @@ SUPPORTED = {
     "PRelu", "Trilu", "CumSum", "NegativeLogLikelihoodLoss",
     "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin", "GatherElements", "Mod",
     "Constant", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "Shrink",
-    "Pad",
+    "Pad", "InstanceNormalization", "Tile", "DepthToSpace", "SpaceToDepth",
+    "Size", "EyeLike", "OneHot",
 }
 
 

@@ -37,15 +37,71 @@ LogicalResult checkBroadcastInputs(NodeImporter &n, unsigned count) {
   return success();
 }
 
+using IntFold =
+    std::function<std::optional<APInt>(const APInt &, const APInt &)>;
+
+/// Small integer constants broadcast and combined with `fold` at import
+/// time, as the shape computations of exported models need (a rank minus
+/// an axis feeding ConstantOfShape); null where an input is not such a
+/// constant or `fold` declines (a division by zero).
+DenseElementsAttr foldIntBinary(NodeImporter &n, const IntFold &fold) {
+  constexpr int64_t kMaxFolded = 1024;
+  RankedTensorType types[2] = {n.inputType(0), n.inputType(1)};
+  Type element = types[0].getElementType();
+  if (!fold || !element.isInteger() || element.isInteger(1))
+    return nullptr;
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes({types[0].getShape(), types[1].getShape()});
+  if (failed(shape) || types[0].getNumElements() > kMaxFolded ||
+      types[1].getNumElements() > kMaxFolded)
+    return nullptr;
+  DenseElementsAttr values[2] = {n.constantInput(0), n.constantInput(1)};
+  if (!values[0] || !values[1])
+    return nullptr;
+  auto resultType = RankedTensorType::get(*shape, element);
+  SmallVector<APInt> operands[2] = {
+      SmallVector<APInt>(values[0].getValues<APInt>()),
+      SmallVector<APInt>(values[1].getValues<APInt>())};
+  SmallVector<APInt> results;
+  int64_t rank = shape->size();
+  for (int64_t flat = 0; flat < resultType.getNumElements(); ++flat) {
+    // Each input's element at this position, its missing leading and size-1
+    // dimensions broadcast.
+    int64_t offsets[2] = {0, 0}, strides[2] = {1, 1};
+    for (int64_t d = rank - 1, rest = flat; d >= 0; --d) {
+      int64_t index = rest % (*shape)[d];
+      rest /= (*shape)[d];
+      for (int k = 0; k < 2; ++k) {
+        int64_t dim = d - (rank - types[k].getRank());
+        if (dim < 0)
+          continue;
+        int64_t size = types[k].getDimSize(dim);
+        offsets[k] += (size == 1 ? 0 : index) * strides[k];
+        strides[k] *= size;
+      }
+    }
+    std::optional<APInt> value =
+        fold(operands[0][offsets[0]], operands[1][offsets[1]]);
+    if (!value)
+      return nullptr;
+    results.push_back(*value);
+  }
+  return DenseElementsAttr::get(resultType, results);
+}
+
 /// A binary op with numpy broadcasting, of one type per element kind.
-NodeConverter binary(BinaryFn floatFn, BinaryFn intFn,
-                     bool comparison = false) {
+NodeConverter binary(BinaryFn floatFn, BinaryFn intFn, bool comparison = false,
+                     IntFold fold = nullptr) {
   return [=](NodeImporter &n) -> LogicalResult {
     if (failed(checkBroadcastInputs(n, 2)))
       return failure();
     Type element = n.inputType(0).getElementType();
     if (n.inputType(1).getElementType() != element)
       return n.error("the inputs have different element types");
+    if (DenseElementsAttr folded = foldIntBinary(n, fold)) {
+      n.setConstantOutput(0, folded);
+      return success();
+    }
     BinaryFn fn = isFloat(element) ? floatFn : intFn;
     if (!fn)
       return n.error("element type not supported by this op");
@@ -59,12 +115,14 @@ NodeConverter binary(BinaryFn floatFn, BinaryFn intFn,
   };
 }
 
-template <typename FloatOp, typename IntOp> NodeConverter arithBinary() {
+template <typename FloatOp, typename IntOp>
+NodeConverter arithBinary(IntFold fold = nullptr) {
   return binary([](OpBuilder &b, Location loc, Value x,
                    Value y) -> Value { return FloatOp::create(b, loc, x, y); },
                 [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
                   return IntOp::create(b, loc, x, y);
-                });
+                },
+                /*comparison=*/false, fold);
 }
 
 NodeConverter compare(arith::CmpFPredicate fp, arith::CmpIPredicate ip) {
@@ -577,6 +635,51 @@ NodeConverter convertSoftmax(bool log) {
   };
 }
 
+/// The mean of `x` over `axes` (kept as size-1 dimensions), `x` minus it,
+/// and the reciprocal standard deviation, as layer and instance
+/// normalization compute them.
+struct Moments {
+  Value mean, centered, invStdDev;
+};
+
+Moments getMoments(OpBuilder &b, Location loc, Value x,
+                   SmallVector<int64_t> axes, float epsilon) {
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  Moments m;
+  m.mean = reduce(b, loc, x, axes, true, Reduce::Mean);
+  m.centered = subtract(b, loc, x, m.mean);
+  Value squares =
+      buildElementwise(b, loc, {m.centered}, element,
+                       [](OpBuilder &nb, Location l, ValueRange a) {
+                         return Value(arith::MulFOp::create(nb, l, a[0], a[0]));
+                       });
+  Value variance = reduce(b, loc, squares, axes, true, Reduce::Mean);
+  m.invStdDev =
+      buildElementwise(b, loc, {variance}, element,
+                       [&](OpBuilder &nb, Location l, ValueRange a) {
+                         Value eps = createScalar(nb, l, element, epsilon);
+                         return Value(math::RsqrtOp::create(
+                             nb, l, arith::AddFOp::create(nb, l, a[0], eps)));
+                       });
+  return m;
+}
+
+/// `centered * invStdDev * scale (+ bias)`, broadcast to `shape`.
+Value scaleAndShift(OpBuilder &b, Location loc, ValueRange operands,
+                    ArrayRef<int64_t> shape) {
+  Type element = cast<RankedTensorType>(operands[0].getType()).getElementType();
+  return buildElementwise(
+      b, loc, operands, element,
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value y = arith::MulFOp::create(
+            nb, l, arith::MulFOp::create(nb, l, a[0], a[1]), a[2]);
+        if (a.size() == 4)
+          y = arith::AddFOp::create(nb, l, y, a[3]);
+        return y;
+      },
+      shape);
+}
+
 LogicalResult convertLayerNorm(NodeImporter &n) {
   RankedTensorType type = n.inputType(0);
   if (!type || !isFloat(type.getElementType()) || !n.inputType(1))
@@ -585,48 +688,52 @@ LogicalResult convertLayerNorm(NodeImporter &n) {
       normalizeAxis(n.intAttr("axis", -1), type.getRank());
   if (!axis)
     return n.error("axis out of range");
-  Type element = type.getElementType();
-  float epsilon = n.floatAttr("epsilon", 1e-5f);
   OpBuilder &b = n.builder();
   Location loc = n.getLoc();
   SmallVector<int64_t> axes;
   for (int64_t d = *axis; d < type.getRank(); ++d)
     axes.push_back(d);
-  Value x = n.input(0);
-  Value mean = reduce(b, loc, x, axes, true, Reduce::Mean);
-  Value centered = subtract(b, loc, x, mean);
-  Value squares = buildElementwise(
-      b, loc, {centered}, element, [](OpBuilder &nb, Location l, ValueRange a) {
-        return Value(arith::MulFOp::create(nb, l, a[0], a[0]));
-      });
-  Value variance = reduce(b, loc, squares, axes, true, Reduce::Mean);
-  Value invStdDev =
-      buildElementwise(b, loc, {variance}, element,
-                       [&](OpBuilder &nb, Location l, ValueRange a) {
-                         Value eps = createScalar(nb, l, element, epsilon);
-                         return Value(math::RsqrtOp::create(
-                             nb, l, arith::AddFOp::create(nb, l, a[0], eps)));
-                       });
-  SmallVector<Value> operands = {centered, invStdDev, n.input(1)};
+  Moments m =
+      getMoments(b, loc, n.input(0), axes, n.floatAttr("epsilon", 1e-5f));
+  SmallVector<Value> operands = {m.centered, m.invStdDev, n.input(1)};
   if (n.hasInput(2))
     operands.push_back(n.input(2));
   if (failed(broadcastShapes({type.getShape(), n.inputType(1).getShape()})) ||
       (n.hasInput(2) &&
        failed(broadcastShapes({type.getShape(), n.inputType(2).getShape()}))))
     return n.error("the scale or bias does not broadcast to the input");
-  n.setOutput(0, buildElementwise(
-                     b, loc, operands, element,
-                     [&](OpBuilder &nb, Location l, ValueRange a) {
-                       Value y = arith::MulFOp::create(
-                           nb, l, arith::MulFOp::create(nb, l, a[0], a[1]),
-                           a[2]);
-                       if (a.size() == 4)
-                         y = arith::AddFOp::create(nb, l, y, a[3]);
-                       return y;
-                     },
-                     type.getShape()));
-  n.setOutput(1, mean);
-  n.setOutput(2, invStdDev);
+  n.setOutput(0, scaleAndShift(b, loc, operands, type.getShape()));
+  n.setOutput(1, m.mean);
+  n.setOutput(2, m.invStdDev);
+  return success();
+}
+
+/// Normalizes each channel of each sample over its spatial dimensions
+/// (layout [N, C, D...]), then scales and shifts per channel.
+LogicalResult convertInstanceNorm(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  RankedTensorType scale = n.inputType(1), bias = n.inputType(2);
+  if (!type || !isFloat(type.getElementType()) || type.getRank() < 3 ||
+      !scale || !bias)
+    return n.error("needs a floating-point input [N, C, D...], a scale and "
+                   "a bias");
+  int64_t channels = type.getDimSize(1);
+  if (scale.getShape() != ArrayRef<int64_t>{channels} ||
+      bias.getShape() != ArrayRef<int64_t>{channels})
+    return n.error("the scale and bias need one element per channel");
+  OpBuilder &b = n.builder();
+  Location loc = n.getLoc();
+  SmallVector<int64_t> axes, perChannel(type.getRank() - 1, 1);
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    axes.push_back(d);
+  perChannel[0] = channels;
+  Moments m =
+      getMoments(b, loc, n.input(0), axes, n.floatAttr("epsilon", 1e-5f));
+  n.setOutput(0, scaleAndShift(b, loc,
+                               {m.centered, m.invStdDev,
+                                buildReshape(b, loc, n.input(1), perChannel),
+                                buildReshape(b, loc, n.input(2), perChannel)},
+                               type.getShape()));
   return success();
 }
 
@@ -692,6 +799,7 @@ NodeConverter classify(
 } // namespace
 
 void onnx_import::addElementwiseConverters(ConverterTable &table) {
+  table["InstanceNormalization"] = convertInstanceNorm;
   table["And"] = logicalBinary<arith::AndIOp>();
   table["Or"] = logicalBinary<arith::OrIOp>();
   table["Xor"] = logicalBinary<arith::XOrIOp>();
@@ -745,10 +853,24 @@ void onnx_import::addElementwiseConverters(ConverterTable &table) {
                                     arith::SubFOp::create(b, loc, x, bias),
                                     createScalar(b, loc, type, 0)));
       });
-  table["Add"] = arithBinary<arith::AddFOp, arith::AddIOp>();
-  table["Sub"] = arithBinary<arith::SubFOp, arith::SubIOp>();
-  table["Mul"] = arithBinary<arith::MulFOp, arith::MulIOp>();
-  table["Div"] = arithBinary<arith::DivFOp, arith::DivSIOp>();
+  table["Add"] = arithBinary<arith::AddFOp, arith::AddIOp>(
+      [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+        return x + y;
+      });
+  table["Sub"] = arithBinary<arith::SubFOp, arith::SubIOp>(
+      [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+        return x - y;
+      });
+  table["Mul"] = arithBinary<arith::MulFOp, arith::MulIOp>(
+      [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+        return x * y;
+      });
+  table["Div"] = arithBinary<arith::DivFOp, arith::DivSIOp>(
+      [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+        if (y.isZero())
+          return std::nullopt;
+        return x.sdiv(y);
+      });
   table["Pow"] = convertPow;
   table["Mod"] = convertMod;
   table["ArgMax"] = convertArgExtreme(true);
@@ -775,13 +897,27 @@ void onnx_import::addElementwiseConverters(ConverterTable &table) {
                                  Value x) {
     return Value(arith::DivFOp::create(b, loc, constantLike(b, loc, x, 1), x));
   });
-  table["Neg"] = unary(
+  NodeConverter negate = unary(
       [](NodeImporter &, OpBuilder &b, Location loc, Value x) -> Value {
         if (isFloat(x.getType()))
           return arith::NegFOp::create(b, loc, x);
         return arith::SubIOp::create(b, loc, constantLike(b, loc, x, 0), x);
       },
       /*allowInt=*/true);
+  table["Neg"] = [negate](NodeImporter &n) -> LogicalResult {
+    // A negated axis or count in a shape computation is folded.
+    RankedTensorType type = n.inputType(0);
+    DenseElementsAttr value = type && type.getElementType().isInteger() &&
+                                      !type.getElementType().isInteger(1) &&
+                                      type.getNumElements() <= 1024
+                                  ? n.constantInput(0)
+                                  : nullptr;
+    if (!value)
+      return negate(n);
+    n.setConstantOutput(0, value.mapValues(type.getElementType(),
+                                           [](const APInt &x) { return -x; }));
+    return success();
+  };
   table["Abs"] = unary(
       [](NodeImporter &, OpBuilder &b, Location loc, Value x) -> Value {
         if (isFloat(x.getType()))

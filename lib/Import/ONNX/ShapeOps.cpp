@@ -170,6 +170,16 @@ LogicalResult convertUnsqueeze(NodeImporter &n) {
   return reshapeTo(n, shape);
 }
 
+Value transpose(OpBuilder &b, Location loc, Value input,
+                ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  Value init = createEmpty(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
+}
+
 LogicalResult convertTranspose(NodeImporter &n) {
   RankedTensorType type = n.inputType(0);
   if (!type)
@@ -185,14 +195,7 @@ LogicalResult convertTranspose(NodeImporter &n) {
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (sorted.size() != static_cast<size_t>(type.getRank()) || sorted[d] != d)
       return n.error("perm is not a permutation of the input's dimensions");
-  SmallVector<int64_t> shape;
-  for (int64_t d : perm)
-    shape.push_back(type.getDimSize(d));
-  OpBuilder &b = n.builder();
-  Value init = createEmpty(b, n.getLoc(), shape, type.getElementType());
-  n.setOutput(0,
-              linalg::TransposeOp::create(b, n.getLoc(), n.input(0), init, perm)
-                  .getResult()[0]);
+  n.setOutput(0, transpose(n.builder(), n.getLoc(), n.input(0), perm));
   return success();
 }
 
@@ -615,6 +618,179 @@ LogicalResult convertPad(NodeImporter &n) {
   return success();
 }
 
+/// Repeats the input along each dimension: a broadcast to [r0, d0, r1,
+/// d1, ...] (each dimension after its repeat count) collapsed to [r0 d0,
+/// r1 d1, ...], ops whose SBP and gradient rules exist.
+LogicalResult convertTile(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  std::optional<SmallVector<int64_t>> repeats = n.intsInput(1);
+  if (!type || !repeats ||
+      static_cast<int64_t>(repeats->size()) != type.getRank())
+    return n.error("the repeats must be known at import time, one per "
+                   "dimension");
+  if (llvm::any_of(*repeats, [](int64_t r) { return r < 1; }))
+    return n.error("the repeats must be positive");
+  OpBuilder &b = n.builder();
+  Location loc = n.getLoc();
+  SmallVector<int64_t> interleaved, spread, tiled;
+  for (auto [size, repeat] : llvm::zip(type.getShape(), *repeats)) {
+    llvm::append_range(interleaved, ArrayRef<int64_t>{1, size});
+    llvm::append_range(spread, ArrayRef<int64_t>{repeat, size});
+    tiled.push_back(repeat * size);
+  }
+  Value input = buildReshape(b, loc, n.input(0), interleaved);
+  Value broadcast = buildElementwise(
+      b, loc, {input}, type.getElementType(),
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; },
+      ArrayRef<int64_t>(spread));
+  n.setOutput(0, buildReshape(b, loc, broadcast, tiled));
+  return success();
+}
+
+/// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape.
+LogicalResult convertDepthSpace(NodeImporter &n, bool toSpace) {
+  RankedTensorType type = n.inputType(0);
+  int64_t block = n.intAttr("blocksize", 0);
+  if (!type || type.getRank() != 4 || block < 1)
+    return n.error("needs an input [N, C, H, W] and a positive blocksize");
+  int64_t batch = type.getDimSize(0), c = type.getDimSize(1),
+          h = type.getDimSize(2), w = type.getDimSize(3);
+  OpBuilder &b = n.builder();
+  Location loc = n.getLoc();
+  SmallVector<int64_t> split, perm, shape;
+  if (toSpace) {
+    if (c % (block * block))
+      return n.error("the channels do not divide by blocksize^2");
+    int64_t depth = c / (block * block);
+    // DCR: depth after the block's rows and columns; CRD: before them.
+    if (n.stringAttr("mode", "DCR") == "CRD") {
+      split = {batch, depth, block, block, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      split = {batch, block, block, depth, h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    }
+    shape = {batch, depth, h * block, w * block};
+  } else {
+    if (h % block || w % block)
+      return n.error("the height and width do not divide by blocksize");
+    split = {batch, c, h / block, block, w / block, block};
+    perm = {0, 3, 5, 1, 2, 4};
+    shape = {batch, c * block * block, h / block, w / block};
+  }
+  Value moved =
+      transpose(b, loc, buildReshape(b, loc, n.input(0), split), perm);
+  n.setOutput(0, buildReshape(b, loc, moved, shape));
+  return success();
+}
+
+LogicalResult convertSize(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type)
+    return n.error("input 0 is missing or not a tensor");
+  n.setConstantOutput(
+      0, intsAttr({}, n.builder().getI64Type(), {type.getNumElements()}));
+  return success();
+}
+
+/// A 2-d tensor of the input's shape, one on the diagonal shifted by k.
+LogicalResult convertEyeLike(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type || type.getRank() != 2)
+    return n.error("needs a 2-d input");
+  Type element = type.getElementType();
+  if (n.hasAttr("dtype")) {
+    element = getElementType(n.builder().getContext(), n.intAttr("dtype", 0));
+    if (!element)
+      return n.error("dtype " + Twine(n.intAttr("dtype", 0)) +
+                     " is not supported");
+  }
+  int64_t k = n.intAttr("k", 0);
+  OpBuilder &b = n.builder();
+  Value init = createEmpty(b, n.getLoc(), type.getShape(), element);
+  auto generic = linalg::GenericOp::create(
+      b, n.getLoc(), init.getType(), ValueRange{}, init,
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(2)},
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        Value column =
+            arith::SubIOp::create(nb, l, linalg::IndexOp::create(nb, l, 1),
+                                  arith::ConstantIndexOp::create(nb, l, k));
+        Value diagonal =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                  linalg::IndexOp::create(nb, l, 0), column);
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{arith::SelectOp::create(
+                nb, l, diagonal, createScalar(nb, l, element, 1),
+                createScalar(nb, l, element, 0))});
+      });
+  n.setOutput(0, generic.getResult(0));
+  return success();
+}
+
+/// values[1] where the index (negative from the end of depth) names the
+/// position along `axis`, values[0] elsewhere.
+LogicalResult convertOneHot(NodeImporter &n) {
+  RankedTensorType indices = n.inputType(0), values = n.inputType(2);
+  // The depth may be of any numeric type.
+  std::optional<SmallVector<int64_t>> depth = n.intsInput(1);
+  RankedTensorType depthType = n.inputType(1);
+  if (!depth && depthType && isFloat(depthType.getElementType()) &&
+      depthType.getNumElements() == 1)
+    if (DenseElementsAttr value = n.constantInput(1))
+      depth = SmallVector<int64_t>{static_cast<int64_t>(
+          (*value.getValues<APFloat>().begin()).convertToDouble())};
+  if (!indices || !values || values.getNumElements() != 2)
+    return n.error("needs indices, a depth and two values");
+  if (!depth || depth->size() != 1 || (*depth)[0] < 1)
+    return n.error("the depth must be a positive number known at import "
+                   "time");
+  int64_t rank = indices.getRank() + 1;
+  std::optional<int64_t> axis = normalizeAxis(n.intAttr("axis", -1), rank);
+  if (!axis)
+    return n.error("axis out of range");
+  SmallVector<int64_t> shape(indices.getShape());
+  shape.insert(shape.begin() + *axis, (*depth)[0]);
+  OpBuilder &b = n.builder();
+  Location loc = n.getLoc();
+  Type element = values.getElementType();
+  Value flatValues = buildReshape(b, loc, n.input(2), {2});
+  SmallVector<AffineExpr> indexExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis)
+      indexExprs.push_back(b.getAffineDimExpr(d));
+  Value init = createEmpty(b, loc, shape, element);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), n.input(0), init,
+      SmallVector<AffineMap>{
+          AffineMap::get(rank, 0, indexExprs, b.getContext()),
+          b.getMultiDimIdentityMap(rank)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value index = castScalar(nb, l, args[0], nb.getI64Type());
+        Value size = arith::ConstantIntOp::create(nb, l, (*depth)[0], 64);
+        Value zero = arith::ConstantIntOp::create(nb, l, 0, 64);
+        index = arith::SelectOp::create(
+            nb, l,
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, index,
+                                  zero),
+            arith::AddIOp::create(nb, l, index, size), index);
+        Value position = arith::IndexCastOp::create(
+            nb, l, nb.getI64Type(), linalg::IndexOp::create(nb, l, *axis));
+        Value hot = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                          index, position);
+        Value which = arith::SelectOp::create(
+            nb, l, hot, arith::ConstantIndexOp::create(nb, l, 1),
+            arith::ConstantIndexOp::create(nb, l, 0));
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{tensor::ExtractOp::create(nb, l, flatValues, which)});
+      });
+  n.setOutput(0, generic.getResult(0));
+  return success();
+}
+
 LogicalResult convertExpand(NodeImporter &n) {
   RankedTensorType type = n.inputType(0);
   std::optional<SmallVector<int64_t>> target = n.intsInput(1);
@@ -897,6 +1073,16 @@ void onnx_import::addShapeConverters(ConverterTable &table) {
   table["GatherElements"] = convertGatherElements;
   table["Expand"] = convertExpand;
   table["Pad"] = convertPad;
+  table["Tile"] = convertTile;
+  table["DepthToSpace"] = [](NodeImporter &n) {
+    return convertDepthSpace(n, /*toSpace=*/true);
+  };
+  table["SpaceToDepth"] = [](NodeImporter &n) {
+    return convertDepthSpace(n, /*toSpace=*/false);
+  };
+  table["Size"] = convertSize;
+  table["EyeLike"] = convertEyeLike;
+  table["OneHot"] = convertOneHot;
   table["Shape"] = convertShape;
   table["Constant"] = convertConstant;
   table["ConstantOfShape"] = convertConstantOfShape;
