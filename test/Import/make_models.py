@@ -77,6 +77,24 @@ def main(out):
             [numpy_helper.from_array(np.linspace(0.5, 1.5, 8), "g"),
              numpy_helper.from_array(np.linspace(-1, 1, 8), "b"),
              numpy_helper.from_array(np.array([1, 1, 2, 1], np.int64), "r")]),
+        # ScatterND adding rows (one twice) and ScatterElements setting
+        # along axis 1 (a column of indices with a repeat, one negative),
+        # then Tanh; f64 for the gradient check.
+        "scatters": model(
+            [helper.make_node("ScatterND", ["x", "rows", "u"], ["a"],
+                              reduction="add"),
+             helper.make_node("ScatterElements", ["a", "cols", "v"], ["s"],
+                              axis=1),
+             helper.make_node("Tanh", ["s"], ["y"])],
+            [vi("x", [5, 4], TensorProto.DOUBLE),
+             vi("u", [3, 4], TensorProto.DOUBLE),
+             vi("v", [5, 2], TensorProto.DOUBLE)],
+            [vi("y", [5, 4], TensorProto.DOUBLE)],
+            [numpy_helper.from_array(np.array([[1], [3], [1]], np.int64),
+                                     "rows"),
+             numpy_helper.from_array(
+                 np.array([[0, 2], [1, 1], [3, -1], [2, 0], [1, 3]],
+                          np.int64), "cols")]),
         # An MLP exported with its loss (PyTorch's cross_entropy): class
         # weights, labels of -1 ignored.
         "mlp_loss": model(

@@ -52,7 +52,7 @@ SUPPORTED = {
     "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin", "GatherElements", "Mod",
     "Constant", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "Shrink",
     "Pad", "InstanceNormalization", "Tile", "DepthToSpace", "SpaceToDepth",
-    "Size", "EyeLike", "OneHot",
+    "Size", "EyeLike", "OneHot", "ScatterElements", "Scatter", "ScatterND",
 }
 
 

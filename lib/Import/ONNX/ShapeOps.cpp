@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "sbp/Dialect/Sbp/Utils/MaskedReduction.h"
 
 using namespace mlir;
 using namespace mlir::sbp;
@@ -791,6 +792,162 @@ LogicalResult convertOneHot(NodeImporter &n) {
   return success();
 }
 
+/// `index` (an integer scalar) as an index, counted from the end of a
+/// dimension of `size` where negative.
+Value wrapIndex(OpBuilder &b, Location loc, Value index, int64_t size) {
+  index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  return arith::SelectOp::create(
+      b, loc, negative,
+      arith::AddIOp::create(b, loc, index,
+                            arith::ConstantIndexOp::create(b, loc, size)),
+      index);
+}
+
+/// A scatter as a generic over the data (its loops parallel) that reduces
+/// over the updates' positions (`updateLoops` more loops): where `match`
+/// holds for an update, the element becomes the update (reduction none) or
+/// the update combined with it (add, mul), the last update winning; an
+/// add or mul is then a plain reduction (unmaskReductions).
+LogicalResult
+buildScatter(NodeImporter &n, unsigned updateLoops,
+             ArrayRef<AffineMap> inputMaps,
+             function_ref<Value(OpBuilder &, Location, ValueRange)> match) {
+  RankedTensorType data = n.inputType(0);
+  std::string reduction = n.stringAttr("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    return n.error("reduction '" + reduction + "' is not supported");
+  int64_t rank = data.getRank();
+  OpBuilder &b = n.builder();
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(
+      AffineMap::getMultiDimIdentityMap(rank + updateLoops, b.getContext())
+          .getMajorSubMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.append(updateLoops, utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      b, n.getLoc(), data, ValueRange{n.input(2), n.input(1)}, n.input(0), maps,
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value update = args[0], out = args[2];
+        if (reduction == "add")
+          update = createAdd(nb, l, out, update);
+        else if (reduction == "mul")
+          update = createMul(nb, l, out, update);
+        linalg::YieldOp::create(nb, l,
+                                ValueRange{arith::SelectOp::create(
+                                    nb, l, match(nb, l, args), update, out)});
+      });
+  unmaskReductions(generic);
+  n.setOutput(0, generic.getResult(0));
+  return success();
+}
+
+/// ScatterElements (and Scatter before it): updates[p] goes to the data at
+/// p with its `axis` coordinate replaced by indices[p]. A dimension the
+/// indices span whole shares the data's loop; others get a loop of their
+/// own, matched against the data's.
+LogicalResult convertScatterElements(NodeImporter &n) {
+  RankedTensorType data = n.inputType(0), indices = n.inputType(1),
+                   updates = n.inputType(2);
+  if (!data || !indices || !updates || !indices.getElementType().isInteger() ||
+      indices.getShape() != updates.getShape() ||
+      indices.getRank() != data.getRank() ||
+      updates.getElementType() != data.getElementType())
+    return n.error("needs data, integer indices of its rank and updates of "
+                   "the indices' shape");
+  int64_t rank = data.getRank();
+  std::optional<int64_t> axis = normalizeAxis(n.intAttr("axis", 0), rank);
+  if (!axis)
+    return n.error("axis out of range");
+  SmallVector<AffineExpr> exprs;
+  SmallVector<int64_t> ownLoops; // data dims whose index loop is separate
+  unsigned loops = rank;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d != *axis && indices.getDimSize(d) == data.getDimSize(d)) {
+      exprs.push_back(getAffineDimExpr(d, n.builder().getContext()));
+      continue;
+    }
+    if (d != *axis && indices.getDimSize(d) > data.getDimSize(d))
+      return n.error("the indices are larger than the data along dimension " +
+                     Twine(d));
+    ownLoops.push_back(d);
+    exprs.push_back(getAffineDimExpr(loops++, n.builder().getContext()));
+  }
+  AffineMap map = AffineMap::get(loops, 0, exprs, n.builder().getContext());
+  int64_t size = data.getDimSize(*axis);
+  return buildScatter(
+      n, loops - rank, {map, map},
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value match = arith::ConstantIntOp::create(b, loc, 1, 1);
+        for (auto [k, d] : llvm::enumerate(ownLoops)) {
+          Value position =
+              d == *axis ? wrapIndex(b, loc, args[1], size)
+                         : Value(linalg::IndexOp::create(b, loc, rank + k));
+          match = arith::AndIOp::create(
+              b, loc, match,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, position,
+                                    linalg::IndexOp::create(b, loc, d)));
+        }
+        return match;
+      });
+}
+
+/// ScatterND: updates[i..., rest...] goes to the data at
+/// [indices[i..., 0..k), rest...].
+LogicalResult convertScatterND(NodeImporter &n) {
+  RankedTensorType data = n.inputType(0), indices = n.inputType(1),
+                   updates = n.inputType(2);
+  if (!data || !indices || !updates || !indices.getElementType().isInteger() ||
+      indices.getRank() < 1 ||
+      updates.getElementType() != data.getElementType())
+    return n.error("needs data, integer indices and updates");
+  int64_t rank = data.getRank(), k = indices.getShape().back();
+  int64_t batch = indices.getRank() - 1;
+  SmallVector<int64_t> expected(indices.getShape().drop_back());
+  llvm::append_range(expected, data.getShape().drop_front(k));
+  if (k < 1 || k > rank || updates.getShape() != ArrayRef(expected))
+    return n.error("the updates must have shape indices.shape[:-1] + "
+                   "data.shape[indices.shape[-1]:]");
+  MLIRContext *ctx = n.builder().getContext();
+  unsigned loops = rank + batch;
+  SmallVector<AffineExpr> updateExprs, indexExprs;
+  for (int64_t i = 0; i < batch; ++i)
+    updateExprs.push_back(getAffineDimExpr(rank + i, ctx));
+  indexExprs = updateExprs;
+  for (int64_t d = k; d < rank; ++d)
+    updateExprs.push_back(getAffineDimExpr(d, ctx));
+  // One loop over the index vector would read it whole per update; its k
+  // components are read at constants instead, from a slice each.
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, updateExprs, ctx)};
+  indexExprs.push_back(getAffineConstantExpr(0, ctx));
+  maps.push_back(AffineMap::get(loops, 0, indexExprs, ctx));
+  Value indexTensor = n.input(1);
+  return buildScatter(
+      n, batch, maps,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value match = arith::ConstantIntOp::create(b, loc, 1, 1);
+        for (int64_t c = 0; c < k; ++c) {
+          SmallVector<Value> coords;
+          for (int64_t i = 0; i < batch; ++i)
+            coords.push_back(linalg::IndexOp::create(b, loc, rank + i));
+          coords.push_back(arith::ConstantIndexOp::create(b, loc, c));
+          Value component = c == 0 ? args[1]
+                                   : Value(tensor::ExtractOp::create(
+                                         b, loc, indexTensor, coords));
+          match = arith::AndIOp::create(
+              b, loc, match,
+              arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::eq,
+                  wrapIndex(b, loc, component, data.getDimSize(c)),
+                  linalg::IndexOp::create(b, loc, c)));
+        }
+        return match;
+      });
+}
+
 LogicalResult convertExpand(NodeImporter &n) {
   RankedTensorType type = n.inputType(0);
   std::optional<SmallVector<int64_t>> target = n.intsInput(1);
@@ -1083,6 +1240,9 @@ void onnx_import::addShapeConverters(ConverterTable &table) {
   table["Size"] = convertSize;
   table["EyeLike"] = convertEyeLike;
   table["OneHot"] = convertOneHot;
+  table["ScatterElements"] = convertScatterElements;
+  table["Scatter"] = convertScatterElements;
+  table["ScatterND"] = convertScatterND;
   table["Shape"] = convertShape;
   table["Constant"] = convertConstant;
   table["ConstantOfShape"] = convertConstantOfShape;
