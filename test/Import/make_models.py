@@ -95,6 +95,14 @@ def main(out):
              numpy_helper.from_array(
                  np.array([[0, 2], [1, 1], [3, -1], [2, 0], [1, 3]],
                           np.int64), "cols")]),
+        # GatherND of index pairs (one repeated, one negative); f64.
+        "gathernd": model(
+            [helper.make_node("GatherND", ["x", "at"], ["g"]),
+             helper.make_node("Tanh", ["g"], ["y"])],
+            [vi("x", [4, 3, 2], TensorProto.DOUBLE)],
+            [vi("y", [3, 2], TensorProto.DOUBLE)],
+            [numpy_helper.from_array(
+                np.array([[1, 2], [3, -3], [1, 2]], np.int64), "at")]),
         # An MLP exported with its loss (PyTorch's cross_entropy): class
         # weights, labels of -1 ignored.
         "mlp_loss": model(

@@ -53,6 +53,7 @@ SUPPORTED = {
     "Constant", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "Shrink",
     "Pad", "InstanceNormalization", "Tile", "DepthToSpace", "SpaceToDepth",
     "Size", "EyeLike", "OneHot", "ScatterElements", "Scatter", "ScatterND",
+    "GatherND",
 }
 
 

@@ -948,6 +948,64 @@ LogicalResult convertScatterND(NodeImporter &n) {
       });
 }
 
+/// GatherND: out[b..., i..., rest...] = data[b..., indices[b..., i...],
+/// rest...] (b the batch_dims leading dimensions both share), a generic
+/// over the result reading the data at the computed position.
+LogicalResult convertGatherND(NodeImporter &n) {
+  RankedTensorType data = n.inputType(0), indices = n.inputType(1);
+  if (!data || !indices || !indices.getElementType().isInteger() ||
+      indices.getRank() < 1)
+    return n.error("needs data and integer indices");
+  int64_t shared = n.intAttr("batch_dims", 0);
+  int64_t k = indices.getShape().back(), batch = indices.getRank() - 1;
+  if (shared < 0 || shared >= indices.getRank() || shared >= data.getRank() ||
+      indices.getShape().take_front(shared) !=
+          data.getShape().take_front(shared))
+    return n.error("batch_dims must name leading dimensions the data and "
+                   "the indices share");
+  if (k < 1 || shared + k > data.getRank())
+    return n.error("the index vectors are longer than the data's rank");
+  SmallVector<int64_t> shape(indices.getShape().drop_back());
+  llvm::append_range(shape, data.getShape().drop_front(shared + k));
+  int64_t rank = shape.size();
+  OpBuilder &b = n.builder();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> indexExprs;
+  for (int64_t i = 0; i < batch; ++i)
+    indexExprs.push_back(getAffineDimExpr(i, ctx));
+  indexExprs.push_back(getAffineConstantExpr(0, ctx));
+  Value table = n.input(0), indexTensor = n.input(1);
+  Value init = createEmpty(b, n.getLoc(), shape, data.getElementType());
+  auto generic = linalg::GenericOp::create(
+      b, n.getLoc(), init.getType(), indexTensor, init,
+      SmallVector<AffineMap>{AffineMap::get(rank, 0, indexExprs, ctx),
+                             b.getMultiDimIdentityMap(rank)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < shared; ++d)
+          coords.push_back(linalg::IndexOp::create(nb, l, d));
+        for (int64_t c = 0; c < k; ++c) {
+          Value component = args[0];
+          if (c > 0) {
+            SmallVector<Value> at;
+            for (int64_t i = 0; i < batch; ++i)
+              at.push_back(linalg::IndexOp::create(nb, l, i));
+            at.push_back(arith::ConstantIndexOp::create(nb, l, c));
+            component = tensor::ExtractOp::create(nb, l, indexTensor, at);
+          }
+          coords.push_back(
+              wrapIndex(nb, l, component, data.getDimSize(shared + c)));
+        }
+        for (int64_t d = batch; d < rank; ++d)
+          coords.push_back(linalg::IndexOp::create(nb, l, d));
+        linalg::YieldOp::create(
+            nb, l, ValueRange{tensor::ExtractOp::create(nb, l, table, coords)});
+      });
+  n.setOutput(0, generic.getResult(0));
+  return success();
+}
+
 LogicalResult convertExpand(NodeImporter &n) {
   RankedTensorType type = n.inputType(0);
   std::optional<SmallVector<int64_t>> target = n.intsInput(1);
@@ -1243,6 +1301,7 @@ void onnx_import::addShapeConverters(ConverterTable &table) {
   table["ScatterElements"] = convertScatterElements;
   table["Scatter"] = convertScatterElements;
   table["ScatterND"] = convertScatterND;
+  table["GatherND"] = convertGatherND;
   table["Shape"] = convertShape;
   table["Constant"] = convertConstant;
   table["ConstantOfShape"] = convertConstantOfShape;
