@@ -406,6 +406,31 @@ llvm::SmallPtrSet<Operation *, 8> getPayloadSlice(Block *body, Value root) {
   return slice;
 }
 
+/// The one input argument of `op`'s payload that `index` is computed from,
+/// with the payload ops computing it in `slice`; null where it reads the
+/// loops' indices, another argument or a tensor, or is no op's result.
+BlockArgument getSoleInput(linalg::LinalgOp op, Value index,
+                           llvm::SmallPtrSet<Operation *, 8> &slice) {
+  Block *body = op.getBlock();
+  if (!index.getDefiningOp() || index.getDefiningOp()->getBlock() != body)
+    return {};
+  slice = getPayloadSlice(body, index);
+  BlockArgument input;
+  for (Operation *inner : slice) {
+    if (isa<linalg::IndexOp, tensor::ExtractOp>(inner))
+      return {};
+    for (Value operand : inner->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != body)
+        continue;
+      if (arg.getArgNumber() >= op.getNumDpsInputs() || (input && arg != input))
+        return {};
+      input = arg;
+    }
+  }
+  return input;
+}
+
 /// The position of the current iteration among the reduction loops of
 /// `op`, in the order the loops run (row-major over them), as an i64.
 Value buildReductionPosition(OpBuilder &b, Location loc, linalg::LinalgOp op) {
@@ -989,6 +1014,8 @@ Value Differentiator::buildGatherAdjoint(linalg::LinalgOp op,
   llvm::SmallDenseSet<unsigned> tableLoops;
   std::optional<int64_t> rowDim;
   BlockArgument ids;
+  Value rowIndex;
+  llvm::SmallPtrSet<Operation *, 8> rowSlice;
   for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
     if (auto indexOp = index.getDefiningOp<linalg::IndexOp>()) {
       if (!tableLoops.insert(indexOp.getDim()).second)
@@ -996,12 +1023,13 @@ Value Differentiator::buildGatherAdjoint(linalg::LinalgOp op,
       tableExprs.push_back(getAffineDimExpr(indexOp.getDim(), ctx));
       continue;
     }
-    auto cast = index.getDefiningOp<arith::IndexCastOp>();
-    auto arg = cast ? dyn_cast<BlockArgument>(cast.getIn()) : nullptr;
-    if (rowDim || !arg || arg.getOwner() != body ||
-        arg.getArgNumber() >= op.getNumDpsInputs())
+    // The row: computed from one input, the ids, alone (a cast, and the
+    // wrap of negative ids that ONNX Gather imports with).
+    BlockArgument arg = getSoleInput(op, index, rowSlice);
+    if (rowDim || !arg)
       return {};
     rowDim = dim;
+    rowIndex = index;
     ids = arg;
     tableExprs.push_back(getAffineDimExpr(vocabLoop, ctx));
   }
@@ -1035,8 +1063,12 @@ Value Differentiator::buildGatherAdjoint(linalg::LinalgOp op,
           SmallVector<utils::IteratorType>(idsRank + 1,
                                            utils::IteratorType::parallel),
           [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
-            Value id = arith::IndexCastOp::create(nb, bodyLoc,
-                                                  nb.getIndexType(), args[0]);
+            IRMapping mapping;
+            mapping.map(ids, args[0]);
+            for (Operation &inner : body->without_terminator())
+              if (rowSlice.contains(&inner))
+                nb.clone(inner, mapping);
+            Value id = mapping.lookup(rowIndex);
             Value row = linalg::IndexOp::create(nb, bodyLoc, idsRank);
             Value same = arith::CmpIOp::create(
                 nb, bodyLoc, arith::CmpIPredicate::eq, id, row);

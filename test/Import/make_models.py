@@ -103,6 +103,14 @@ def main(out):
             [vi("y", [3, 2], TensorProto.DOUBLE)],
             [numpy_helper.from_array(
                 np.array([[1, 2], [3, -3], [1, 2]], np.int64), "at")]),
+        # An embedding lookup with negative ids; f64.
+        "lookup": model(
+            [helper.make_node("Gather", ["table", "ids"], ["g"]),
+             helper.make_node("Tanh", ["g"], ["y"])],
+            [vi("table", [6, 3], TensorProto.DOUBLE)],
+            [vi("y", [3, 2, 3], TensorProto.DOUBLE)],
+            [numpy_helper.from_array(
+                np.array([[0, -1], [5, 2], [-1, 3]], np.int64), "ids")]),
         # An MLP exported with its loss (PyTorch's cross_entropy): class
         # weights, labels of -1 ignored.
         "mlp_loss": model(

@@ -72,6 +72,37 @@ func.func @lm(%ids: tensor<2x3xi64>, %table: tensor<5x4xf32>) -> tensor<2x3x4xf3
 
 // -----
 
+// A gather whose ids are wrapped from the end where negative (as ONNX
+// Gather imports) takes the same one-hot product, its one-hot computing
+// the same wrapped row.
+// CHECK-LABEL: func.func @wrapped_train_step(
+// CHECK: %[[ONEHOT:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<2x3xi64>) outs(%{{.*}} : tensor<2x3x5xf32>)
+// CHECK: %[[CAST:.*]] = arith.index_cast
+// CHECK: %[[NEG:.*]] = arith.cmpi slt, %[[CAST]]
+// CHECK: %[[UP:.*]] = arith.addi %[[CAST]]
+// CHECK: %[[ROW:.*]] = arith.select %[[NEG]], %[[UP]], %[[CAST]] : index
+// CHECK: %[[V:.*]] = linalg.index 2
+// CHECK: arith.cmpi eq, %[[ROW]], %[[V]]
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction", "parallel", "parallel"]} ins(%[[ONEHOT]], %{{.*}} : tensor<2x3x5xf32>, tensor<2x3x4xf32>) outs(%{{.*}} : tensor<5x4xf32>)
+func.func @wrapped(%ids: tensor<2x3xi64>, %table: tensor<5x4xf32>) -> tensor<2x3x4xf32> {
+  %e = tensor.empty() : tensor<2x3x4xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(b, s, d) -> (b, s)>, affine_map<(b, s, d) -> (b, s, d)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : tensor<2x3xi64>) outs(%e : tensor<2x3x4xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %c0 = arith.constant 0 : index
+    %c5 = arith.constant 5 : index
+    %i = arith.index_cast %id : i64 to index
+    %neg = arith.cmpi slt, %i, %c0 : index
+    %up = arith.addi %i, %c5 : index
+    %row = arith.select %neg, %up, %i : index
+    %col = linalg.index 2 : index
+    %v = tensor.extract %table[%row, %col] : tensor<5x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x3x4xf32>
+  return %g : tensor<2x3x4xf32>
+}
+
+// -----
+
 // A loop over layers saves the value each iteration starts from and runs
 // backwards, recomputing each iteration's body from it.
 // CHECK-LABEL: func.func @layers_train_step(
