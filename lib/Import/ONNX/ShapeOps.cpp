@@ -395,6 +395,20 @@ LogicalResult convertSlice(NodeImporter &n) {
   return success();
 }
 
+/// `index` (an integer scalar) as an index, counted from the end of a
+/// dimension of `size` where negative.
+Value wrapIndex(OpBuilder &b, Location loc, Value index, int64_t size) {
+  index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  return arith::SelectOp::create(
+      b, loc, negative,
+      arith::AddIOp::create(b, loc, index,
+                            arith::ConstantIndexOp::create(b, loc, size)),
+      index);
+}
+
 LogicalResult convertGather(NodeImporter &n) {
   RankedTensorType data = n.inputType(0), indices = n.inputType(1);
   if (!data || !indices || !indices.getElementType().isInteger())
@@ -436,14 +450,7 @@ LogicalResult convertGather(NodeImporter &n) {
   auto generic = linalg::GenericOp::create(
       b, n.getLoc(), init.getType(), n.input(1), init, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value index =
-            arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[0]);
-        Value size = arith::ConstantIndexOp::create(nb, l, dim);
-        Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-        Value negative = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                               index, zero);
-        index = arith::SelectOp::create(
-            nb, l, negative, arith::AddIOp::create(nb, l, index, size), index);
+        Value index = wrapIndex(nb, l, args[0], dim);
         SmallVector<Value> coords;
         for (int64_t d = 0; d < data.getRank(); ++d) {
           if (d == *axis)
@@ -484,16 +491,7 @@ LogicalResult convertGatherElements(NodeImporter &n) {
       SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(rank)),
       SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value index =
-            arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[0]);
-        Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-        Value negative = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                               index, zero);
-        index = arith::SelectOp::create(
-            nb, l, negative,
-            arith::AddIOp::create(nb, l, index,
-                                  arith::ConstantIndexOp::create(nb, l, size)),
-            index);
+        Value index = wrapIndex(nb, l, args[0], size);
         SmallVector<Value> coords;
         for (int64_t d = 0; d < rank; ++d)
           coords.push_back(
@@ -790,20 +788,6 @@ LogicalResult convertOneHot(NodeImporter &n) {
       });
   n.setOutput(0, generic.getResult(0));
   return success();
-}
-
-/// `index` (an integer scalar) as an index, counted from the end of a
-/// dimension of `size` where negative.
-Value wrapIndex(OpBuilder &b, Location loc, Value index, int64_t size) {
-  index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
-  Value negative =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
-                            arith::ConstantIndexOp::create(b, loc, 0));
-  return arith::SelectOp::create(
-      b, loc, negative,
-      arith::AddIOp::create(b, loc, index,
-                            arith::ConstantIndexOp::create(b, loc, size)),
-      index);
 }
 
 /// A scatter as a generic over the data (its loops parallel) that reduces
