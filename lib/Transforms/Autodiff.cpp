@@ -532,8 +532,8 @@ private:
   Value buildLastWriter(linalg::LinalgOp op, unsigned result,
                         arith::SelectOp select);
   /// The adjoint of the table that `extract` reads when `op` is a gather
-  /// (its one result is `table[index_cast(ids[...]), ...]`, the other
-  /// indices the loops'): the contraction of the one-hot of the ids with
+  /// (its one result is `table[row(ids[...]), ...]`, the row computed from
+  /// the ids alone, the other indices the loops'): the contraction of the one-hot of the ids with
   /// the result's adjoint, or null for another op.
   Value buildGatherAdjoint(linalg::LinalgOp op, ArrayRef<Value> dys,
                            ArrayRef<Reduction> reductions,
