@@ -533,8 +533,8 @@ private:
                         arith::SelectOp select);
   /// The adjoint of the table that `extract` reads when `op` is a gather
   /// (its one result is `table[row(ids[...]), ...]`, the row computed from
-  /// the ids alone, the other indices the loops'): the contraction of the one-hot of the ids with
-  /// the result's adjoint, or null for another op.
+  /// the ids alone, the other indices the loops'): the contraction of the
+  /// one-hot of the ids with the result's adjoint, or null for another op.
   Value buildGatherAdjoint(linalg::LinalgOp op, ArrayRef<Value> dys,
                            ArrayRef<Reduction> reductions,
                            tensor::ExtractOp extract);
