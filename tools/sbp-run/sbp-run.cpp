@@ -1068,10 +1068,11 @@ int Runner::checkGradients(const EntryPoint &program,
       Estimate smaller;
       if (int status = estimate(i, direction, epsilon, smaller))
         return status;
-      if (relativeError(smaller.value, computed) <= tol) {
+      double smallerError = relativeError(smaller.value, computed);
+      if (smallerError <= tol) {
         estimated = smaller.value;
         usedStep = epsilon;
-        error = relativeError(smaller.value, computed);
+        error = smallerError;
       }
     }
     if (!rounding)

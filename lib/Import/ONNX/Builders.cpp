@@ -130,6 +130,18 @@ DenseElementsAttr onnx_import::getTensorAttr(MLIRContext *context,
   }
 }
 
+DenseElementsAttr onnx_import::foldableInput(NodeImporter &n, unsigned i) {
+  // Integer constants small enough to evaluate at import time.
+  constexpr int64_t kMaxFoldedElements = 1024;
+  // The type first: reading a weight's value would convert all of it.
+  RankedTensorType type = n.inputType(i);
+  if (!type || !type.getElementType().isInteger() ||
+      type.getElementType().isInteger(1) ||
+      type.getNumElements() > kMaxFoldedElements)
+    return nullptr;
+  return n.constantInput(i);
+}
+
 std::optional<int64_t> onnx_import::normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return std::nullopt;

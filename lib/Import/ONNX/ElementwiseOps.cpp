@@ -45,18 +45,16 @@ using IntFold =
 /// an axis feeding ConstantOfShape); null where an input is not such a
 /// constant or `fold` declines (a division by zero).
 DenseElementsAttr foldIntBinary(NodeImporter &n, const IntFold &fold) {
-  constexpr int64_t kMaxFolded = 1024;
+  if (!fold)
+    return nullptr;
+  DenseElementsAttr values[2] = {foldableInput(n, 0), foldableInput(n, 1)};
+  if (!values[0] || !values[1])
+    return nullptr;
   RankedTensorType types[2] = {n.inputType(0), n.inputType(1)};
   Type element = types[0].getElementType();
-  if (!fold || !element.isInteger() || element.isInteger(1))
-    return nullptr;
   FailureOr<SmallVector<int64_t>> shape =
       broadcastShapes({types[0].getShape(), types[1].getShape()});
-  if (failed(shape) || types[0].getNumElements() > kMaxFolded ||
-      types[1].getNumElements() > kMaxFolded)
-    return nullptr;
-  DenseElementsAttr values[2] = {n.constantInput(0), n.constantInput(1)};
-  if (!values[0] || !values[1])
+  if (failed(shape))
     return nullptr;
   auto resultType = RankedTensorType::get(*shape, element);
   SmallVector<APInt> operands[2] = {
@@ -906,15 +904,10 @@ void onnx_import::addElementwiseConverters(ConverterTable &table) {
       /*allowInt=*/true);
   table["Neg"] = [negate](NodeImporter &n) -> LogicalResult {
     // A negated axis or count in a shape computation is folded.
-    RankedTensorType type = n.inputType(0);
-    DenseElementsAttr value = type && type.getElementType().isInteger() &&
-                                      !type.getElementType().isInteger(1) &&
-                                      type.getNumElements() <= 1024
-                                  ? n.constantInput(0)
-                                  : nullptr;
+    DenseElementsAttr value = foldableInput(n, 0);
     if (!value)
       return negate(n);
-    n.setConstantOutput(0, value.mapValues(type.getElementType(),
+    n.setConstantOutput(0, value.mapValues(value.getElementType(),
                                            [](const APInt &x) { return -x; }));
     return success();
   };

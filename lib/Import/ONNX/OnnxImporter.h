@@ -106,6 +106,9 @@ DenseElementsAttr getTensorAttr(MLIRContext *context,
 // Builders shared by the converters.
 //===----------------------------------------------------------------------===//
 
+/// Input `i` of `n` where it is a small integer (not boolean) constant,
+/// which shape computations evaluate at import time; else null.
+DenseElementsAttr foldableInput(NodeImporter &n, unsigned i);
 /// A negative axis counted from the back; std::nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 /// Softmax or log-softmax of `input` along `axis` (shifted by the maximum).

@@ -19,19 +19,6 @@ using namespace mlir::sbp::onnx_import;
 
 namespace {
 
-/// Integer constants small enough to evaluate at import time.
-constexpr int64_t kMaxFoldedElements = 1024;
-
-DenseElementsAttr foldableInput(NodeImporter &n, unsigned i) {
-  // The type first: reading a weight's value would convert all of it.
-  RankedTensorType type = n.inputType(i);
-  if (!type || !type.getElementType().isInteger() ||
-      type.getElementType().isInteger(1) ||
-      type.getNumElements() > kMaxFoldedElements)
-    return nullptr;
-  return n.constantInput(i);
-}
-
 SmallVector<int64_t> toInts(DenseElementsAttr value) {
   SmallVector<int64_t> ints;
   for (const APInt &v : value.getValues<APInt>())
@@ -570,7 +557,7 @@ LogicalResult convertPad(NodeImporter &n) {
     shape.push_back(sizes[d] + low[d] + high[d]);
   Type element = type.getElementType();
   auto resultType = RankedTensorType::get(shape, element);
-  if (low == high && llvm::all_of(low, [](int64_t pad) { return pad == 0; })) {
+  if (shape == sizes) {
     n.setOutput(0, input);
     return success();
   }

@@ -21,18 +21,18 @@ void sbp::unmaskReductions(linalg::LinalgOp op) {
         !llvm::is_contained(combiner->getOperands(), out))
       continue;
     auto floatType = dyn_cast<FloatType>(out.getType());
+    if (!floatType)
+      continue;
+    const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
     std::optional<APFloat> identity;
-    if (floatType) {
-      const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
-      if (isa<arith::AddFOp>(combiner))
-        identity = APFloat::getZero(semantics, /*Negative=*/true);
-      else if (isa<arith::MulFOp>(combiner))
-        identity = APFloat::getOne(semantics);
-      else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
-        identity = APFloat::getInf(semantics, /*Negative=*/true);
-      else if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
-        identity = APFloat::getInf(semantics);
-    }
+    if (isa<arith::AddFOp>(combiner))
+      identity = APFloat::getZero(semantics, /*Negative=*/true);
+    else if (isa<arith::MulFOp>(combiner))
+      identity = APFloat::getOne(semantics);
+    else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
+      identity = APFloat::getInf(semantics, /*Negative=*/true);
+    else if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
+      identity = APFloat::getInf(semantics);
     if (!identity)
       continue;
     Value partial = combiner->getOperand(combiner->getOperand(0) == out);
