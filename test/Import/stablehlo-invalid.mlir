@@ -42,10 +42,18 @@ func.func @unbounded_loop(%a: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @dynamic_index(%a: tensor<4xf32>, %i: tensor<i32>) -> tensor<2xf32> {
-  // expected-error @+1 {{start index 0 must be computed from constants}}
-  %0 = stablehlo.dynamic_slice %a, %i, sizes = [2] : (tensor<4xf32>, tensor<i32>) -> tensor<2xf32>
-  return %0 : tensor<2xf32>
+func.func @dynamic_slice_size(%a: tensor<4xf32>, %i: tensor<i32>) -> tensor<5xf32> {
+  // expected-error @+1 {{expected 1 start indices and sizes within the operand's}}
+  %0 = stablehlo.dynamic_slice %a, %i, sizes = [5] : (tensor<4xf32>, tensor<i32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+func.func @dynamic_update_slice_size(%a: tensor<4xf32>, %u: tensor<2x2xf32>, %i: tensor<i32>) -> tensor<4xf32> {
+  // expected-error @+1 {{expected 1 start indices and sizes within the operand's}}
+  %0 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<4xf32>, tensor<2x2xf32>, tensor<i32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 
 // -----
@@ -68,8 +76,16 @@ func.func @mixed_precision(%a: tensor<2x4xbf16>, %b: tensor<4x3xbf16>) -> tensor
 
 // -----
 
+func.func @conv_output_size(%x: tensor<2x4x8xf32>, %w: tensor<3x4x2xf32>) -> tensor<2x2x7xf32> {
+  // expected-error @+1 {{output spatial dimension 0 has size 7; the padded input and window give 6}}
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[0, i, o]->[b, f, 0], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x4x8xf32>, tensor<3x4x2xf32>) -> tensor<2x2x7xf32>
+  return %0 : tensor<2x2x7xf32>
+}
+
+// -----
+
 func.func @batch_groups(%x: tensor<2x4x8xf32>, %w: tensor<3x4x2xf32>) -> tensor<1x2x6xf32> {
-  // expected-error @+1 {{convolutions with batch groups, input dilation, window reversal or negative padding are not supported}}
+  // expected-error @+1 {{convolutions with batch groups are not supported}}
   %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[0, i, o]->[b, f, 0], window = {} {batch_group_count = 2 : i64, feature_group_count = 1 : i64} : (tensor<2x4x8xf32>, tensor<3x4x2xf32>) -> tensor<1x2x6xf32>
   return %0 : tensor<1x2x6xf32>
 }
@@ -175,4 +191,32 @@ func.func @sub_axis(%a: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{sub-axes of a mesh axis are not supported}}
   %0 = sdy.sharding_constraint %a <@mesh, [{"x":(1)2}]> : tensor<8xf32>
   return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @sort_dimension(%a: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{a sort of rank 2 needs a dimension in [-2, 2) and a comparator of 2 arguments}}
+  %0 = "stablehlo.sort"(%a) <{dimension = 2 : i64}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %lt = stablehlo.compare LT, %x, %y, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @top_k(%a: tensor<4x6xf32>) -> tensor<4x7xf32> {
+  // expected-error @+1 {{top_k needs k in [0, 6] of a float or integer row and integer indices}}
+  %v, %i = chlo.top_k(%a, k = 7) : tensor<4x6xf32> -> (tensor<4x7xf32>, tensor<4x7xi32>)
+  return %v : tensor<4x7xf32>
+}
+
+// -----
+
+func.func @gather_index_vector(%a: tensor<4x6xf32>, %i: tensor<3x2xi32>) -> tensor<3xf32> {
+  // expected-error @+1 {{unsupported gather: dimension numbers that do not fit the operands}}
+  %0 = "stablehlo.gather"(%a, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<4x6xf32>, tensor<3x2xi32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
 }

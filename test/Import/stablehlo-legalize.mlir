@@ -224,3 +224,54 @@ func.func @scatter(%x: tensor<10x6xf32>, %i: tensor<7x1xi32>, %u: tensor<7x6xf32
   }) : (tensor<10x6xf32>, tensor<7x1xi32>, tensor<7x6xf32>) -> tensor<10x6xf32>
   return %0, %1 : tensor<10x6xf32>, tensor<10x6xf32>
 }
+
+// -----
+
+// Start indices known only at run time are clamped into the operand and
+// become the offsets of extract_slice and insert_slice.
+// CHECK-LABEL: func @dynamic_indices
+// CHECK-DAG: %[[LAST:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK: %[[K:.*]] = tensor.extract %{{.*}}[] : tensor<i32>
+// CHECK: %[[I:.*]] = arith.index_cast %[[K]] : i32 to index
+// CHECK: %[[LOW:.*]] = arith.maxsi %[[I]], %[[ZERO]] : index
+// CHECK: %[[START:.*]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK: tensor.extract_slice %{{.*}}[%[[START]], 1] [2, 3] [1, 1] : tensor<4x6xf32> to tensor<2x3xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[START]], 0] [2, 6] [1, 1] : tensor<2x6xf32> into tensor<4x6xf32>
+func.func @dynamic_indices(%a: tensor<4x6xf32>, %u: tensor<2x6xf32>, %k: tensor<i32>) -> (tensor<2x3xf32>, tensor<4x6xf32>) {
+  %c = stablehlo.constant dense<1> : tensor<i32>
+  %0 = stablehlo.dynamic_slice %a, %k, %c, sizes = [2, 3] : (tensor<4x6xf32>, tensor<i32>, tensor<i32>) -> tensor<2x3xf32>
+  %1 = stablehlo.dynamic_update_slice %a, %u, %k, %c : (tensor<4x6xf32>, tensor<2x6xf32>, tensor<i32>, tensor<i32>) -> tensor<4x6xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// A sort counts, per element, the elements of its row that sort before it
+// (by the comparator, ties by position), then writes each element at that
+// rank; top_k keeps the first k of a descending sort, and their positions.
+// CHECK-LABEL: func @sort
+// CHECK: %[[RANKS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[A:.*]], %[[A]] : tensor<4x6xf32>, tensor<4x6xf32>) outs(%{{.*}} : tensor<4x6xi64>)
+// CHECK: %[[BEFORE:.*]] = arith.cmpi slt
+// CHECK: %[[AFTER:.*]] = arith.cmpi slt
+// CHECK: %[[THEIRS:.*]] = linalg.index 2 : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi slt, %[[THEIRS]], %{{.*}} : index
+// CHECK: %[[TIE:.*]] = arith.andi %[[FIRST]]
+// CHECK: arith.ori %[[BEFORE]], %[[TIE]] : i1
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[RANKS]], %[[A]] : tensor<4x6xi64>, tensor<4x6xf32>) outs(%{{.*}} : tensor<4x6xf32>)
+// CHECK: %[[AT:.*]] = arith.cmpi eq
+// CHECK: arith.select %[[AT]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[TOP:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x6xi64>)
+// CHECK: arith.cmpi sgt
+// CHECK: linalg.generic {{.*}} ins(%[[TOP]] : tensor<4x6xi64>) outs(%{{.*}} : tensor<4x2xi32>)
+// CHECK: %[[POS:.*]] = linalg.index 2 : index
+// CHECK: arith.index_cast %[[POS]] : index to i32
+func.func @sort(%a: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x2xi32>) {
+  %0 = "stablehlo.sort"(%a) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %lt = stablehlo.compare LT, %x, %y, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %v, %i = chlo.top_k(%a, k = 2) : tensor<4x6xf32> -> (tensor<4x2xf32>, tensor<4x2xi32>)
+  return %0, %i : tensor<4x6xf32>, tensor<4x2xi32>
+}

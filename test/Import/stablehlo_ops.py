@@ -63,6 +63,7 @@ def cases():
     yield "rsqrt", "rsqrt", lax.rsqrt, (pos,)
     yield "tanh", "tanh", jnp.tanh, (x,)
     yield "erf", "chlo.erf", jax.scipy.special.erf, (x,)
+    yield "erf_inv", "chlo.erf_inv", jax.scipy.special.erfinv, (jnp.tanh(x).at[0, :3].set(jnp.array([1.0, -1.0, 0.0])),)
     yield "gelu", "chlo.erfc", lambda a: jax.nn.gelu(a, approximate=False), (x,)
     yield "convert_f2i", "convert", lambda a: (a * 3).astype(jnp.int32), (x,)
     yield "convert_i2f", "convert", lambda a: a.astype(jnp.float32), (ints,)
@@ -107,6 +108,10 @@ def cases():
     yield "conv_nchw", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (1, 1), "SAME", rhs_dilation=(2, 1)), (f32(2, 3, 7, 6), f32(4, 3, 3, 2))
     yield "conv_grouped", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=2), (f32(2, 5, 5, 4), f32(3, 3, 2, 6))
     yield "conv_1d", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (1,), ((2, 0),)), (f32(2, 3, 9), f32(5, 3, 3))
+    yield "conv_transpose", "convolution", lambda a, w: lax.conv_transpose(a, w, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), (f32(2, 4, 4, 2), f32(3, 3, 2, 3))
+    yield "conv_reversed_cropped", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (1,), ((-1, 2),), lhs_dilation=(2,)) + lax.conv_transpose(a, w, (1,), "VALID", dimension_numbers=("NCH", "OIH", "NCH"), transpose_kernel=True)[:, :, :1], (f32(2, 3, 6), f32(3, 3, 3))
+    yield "bitcast_convert", "bitcast_convert", lambda a: lax.bitcast_convert_type(a, jnp.int32) >> 23, (x,)
+    yield "optimization_barrier", "optimization_barrier", jax.grad(lambda w, a: jnp.sum(jax.checkpoint(lambda h: jnp.tanh(h @ w))(a) ** 2)), (f32(6, 6), x)
     table = f32(10, 6)
     yield "gather_take", "gather", lambda t, i: jnp.take(t, i, axis=0), (table, i32(4, 3, low=0, high=10))
     yield "gather_index", "gather", lambda t, i: t[i], (table, i32(5, low=-10, high=10))
@@ -114,8 +119,20 @@ def cases():
     yield "scatter_add", "scatter", lambda t, i, u: t.at[i].add(u), (table, i32(7, low=0, high=10), f32(7, 6))
     yield "scatter_set", "scatter", lambda t, i, u: t.at[i].set(u), (table, np.array([1, 4, 7], np.int32), f32(3, 6))
     yield "embedding_grad", "scatter", lambda i, g: jnp.zeros((10, 6), jnp.float32).at[i].add(g), (i32(2, 5, low=0, high=10), f32(2, 5, 6))
+    yield "gather_batching", "gather", lambda a, i: jnp.take_along_axis(a, i, axis=1), (x, i32(4, 3, low=0, high=6))
+    yield "scatter_batching", "scatter", lambda a, i, u: jnp.put_along_axis(a, i, u, axis=1, inplace=False), (x, np.array([[0, 5], [1, 2], [3, 3], [4, 0]], np.int32), f32(4, 2))
+    yield "dynamic_update_slice", "dynamic_update_slice", lambda a, u: lax.dynamic_update_slice(a, u, (1, 4)), (x, f32(2, 3))
+    # Indices known only at run time, clamped as StableHLO specifies.
+    yield "dynamic_slice_runtime", "dynamic_slice", lambda a, k: lax.dynamic_slice(a, (k, k - 1), (2, 3)), (x, np.array(3, np.int32))
+    yield "dynamic_update_slice_runtime", "dynamic_update_slice", lambda a, u, k: lax.dynamic_update_slice(a, u, (k, 0)), (x, f32(2, 6), np.array(1, np.int32))
+    yield "sort", "sort", lambda a: jnp.sort(a, axis=1), (jnp.where(bools, x, 0.0).at[0, :3].set(jnp.array([-0.0, jnp.nan, -jnp.inf])),)
+    yield "sort_i32_dim0", "sort", lambda a: jnp.sort(a, axis=0), (ints,)
+    yield "argsort_ties", "sort", lambda a: jnp.argsort(a, axis=1, stable=True), (ints,)
+    yield "sort_keys", "sort", lambda k, v: lax.sort((k, v), num_keys=1), (ints, x)
+    yield "top_k", "chlo.top_k", lambda a: lax.top_k(a, 3), (jnp.round(x),)
     yield "while", "while", lambda a: lax.fori_loop(0, 5, lambda k, v: v * 0.5 + k, a), (x,)
-    yield "while_scan", "while", lambda a: lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(6, jnp.float32), a)[0], (x,)
+    yield "while_scan", "while", lambda a: lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(6, jnp.float32), a), (x,)
+    yield "while_update", "while", lambda a: lax.fori_loop(0, 4, lambda i, v: v.at[i].set(v[i] * 2 + i), a), (x,)
     yield "case", "case", lambda a: lax.switch(1, [jnp.sin, jnp.cos, jnp.tanh], a), (x,)
     yield "case_clamped", "case", lambda a: lax.switch(7, [jnp.sin, jnp.cos, jnp.tanh], a), (x,)
     # Indices known only at run time: branches.
@@ -137,11 +154,16 @@ HANDWRITTEN = {
   %0 = stablehlo.dot %a, %b, precision = [DEFAULT, DEFAULT] : (tensor<4x6xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
   return %0 : tensor<4x5xf32>
 }""",
+    "conv_window_reversal": """func.func @main(%a: tensor<2x3x6xf32>, %w: tensor<4x3x3xf32>) -> tensor<2x4x6xf32> {
+  %0 = stablehlo.convolution(%a, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {stride = [1], pad = [[1, 1]], reverse = [true]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x3x6xf32>, tensor<4x3x3xf32>) -> tensor<2x4x6xf32>
+  return %0 : tensor<2x4x6xf32>
+}""",
 }
 
 
 def handwritten_cases():
     yield "logistic", "logistic", jax.nn.sigmoid, (f32(4, 6),)
+    yield "conv_window_reversal", "convolution", lambda a, w: lax.conv_general_dilated(a, jnp.flip(w, 2), (1,), ((1, 1),)), (f32(2, 3, 6), f32(4, 3, 3))
     yield "dot", "dot", lambda a, b: a @ b, (f32(4, 6), f32(6, 5))
 
 
@@ -184,7 +206,7 @@ def run_case(args, name, op, fn, inputs, tmp, ranks):
         if got.shape != want.shape:
             return "result %d has shape %s, JAX's %s" % (k, got.shape, want.shape)
         if want.dtype.kind == "f":
-            if not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+            if not np.allclose(got, want, rtol=1e-4, atol=1e-5, equal_nan=True):
                 return "result %d differs by %.3g" % (k, np.max(np.abs(got - want)))
         elif not np.array_equal(got.astype(want.dtype), want):
             return "result %d differs" % k

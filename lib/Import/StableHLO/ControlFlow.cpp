@@ -140,9 +140,13 @@ Result convertCase(Operation *op, OpBuilder &b) {
       tensor::ExtractOp::create(b, op->getLoc(), caseOp.getIndex(), {});
   return buildBranches(b, caseOp, index, 0);
 }
+Result convertOptimizationBarrier(Operation *op, OpBuilder &) {
+  return SmallVector<Value>(op->getOperands());
+}
 } // namespace
 
 void stablehlo_import::addControlFlowConverters(ConverterTable &table) {
+  table["stablehlo.optimization_barrier"] = convertOptimizationBarrier;
   table["stablehlo.while"] = convertWhile;
   table["stablehlo.case"] = convertCase;
 }

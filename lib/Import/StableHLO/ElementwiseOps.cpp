@@ -34,6 +34,11 @@ Value floatOrInt(OpBuilder &b, Location loc, ValueRange operands) {
 Value buildCompare(OpBuilder &b, Location loc, shlo::CompareOp op, Value lhs,
                    Value rhs) {
   shlo::ComparisonDirection direction = op.getComparisonDirection();
+  if (isa<FloatType>(lhs.getType()) &&
+      op.getCompareType() == shlo::ComparisonType::TOTALORDER) {
+    lhs = buildTotalOrderKey(b, loc, lhs);
+    rhs = buildTotalOrderKey(b, loc, rhs);
+  }
   if (isa<FloatType>(lhs.getType())) {
     // Ordered comparisons, except NE: NaN != NaN is true.
     CmpFPredicate predicate;
@@ -83,6 +88,72 @@ Value buildCompare(OpBuilder &b, Location loc, shlo::CompareOp op, Value lhs,
     break;
   }
   return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
+}
+
+/// The inverse error function: Giles' single-precision approximation
+/// ("Approximating the erfinv function", GPU Computing Gems, 2011), a
+/// polynomial in w = -log(1 - x^2) or in its square root, then for f64 three
+/// Newton steps on erf; +-1 give +-inf.
+Value buildErfInv(OpBuilder &b, Location loc, Value x) {
+  Type type = x.getType();
+  auto c = [&](double v) { return createScalar(b, loc, type, v); };
+  auto poly = [&](Value w, ArrayRef<double> coefficients) {
+    Value p = c(coefficients[0]);
+    for (double coefficient : coefficients.drop_front())
+      p = arith::AddFOp::create(b, loc, c(coefficient),
+                                arith::MulFOp::create(b, loc, p, w));
+    return p;
+  };
+  Value one = c(1);
+  Value w = arith::NegFOp::create(
+      b, loc,
+      math::LogOp::create(
+          b, loc,
+          arith::MulFOp::create(b, loc, arith::SubFOp::create(b, loc, one, x),
+                                arith::AddFOp::create(b, loc, one, x))));
+  Value central = poly(arith::SubFOp::create(b, loc, w, c(2.5)),
+                       {2.81022636e-08, 3.43273939e-07, -3.5233877e-06,
+                        -4.39150654e-06, 0.00021858087, -0.00125372503,
+                        -0.00417768164, 0.246640727, 1.50140941});
+  Value tail = poly(
+      arith::SubFOp::create(b, loc, math::SqrtOp::create(b, loc, w), c(3)),
+      {-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+       0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682});
+  Value isCentral = arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, w, c(5));
+  Value y = arith::MulFOp::create(
+      b, loc, arith::SelectOp::create(b, loc, isCentral, central, tail), x);
+  // Newton on |x| and |y|. Near 1 on log(erfc(y)) = log(1 - x): 1 - x is
+  // exact there, where erf(y) - x would lose the digits below 1, and the
+  // logarithm, nearly quadratic in y, converges from further away.
+  Value xa = math::AbsFOp::create(b, loc, x);
+  Value nearOne = arith::CmpFOp::create(b, loc, CmpFPredicate::OGT, xa, c(0.5));
+  Value gap = arith::SubFOp::create(b, loc, one, xa);
+  for (int step = 0; type.isF64() && step < 3; ++step) {
+    Value ya = math::AbsFOp::create(b, loc, y);
+    Value tail = math::ErfcOp::create(b, loc, ya);
+    Value residual = arith::SelectOp::create(
+        b, loc, nearOne,
+        arith::MulFOp::create(
+            b, loc, tail,
+            arith::SubFOp::create(b, loc, math::LogOp::create(b, loc, gap),
+                                  math::LogOp::create(b, loc, tail))),
+        arith::SubFOp::create(b, loc, math::ErfOp::create(b, loc, ya), xa));
+    Value slope = arith::MulFOp::create(
+        b, loc, c(1.1283791670955126),
+        math::ExpOp::create(
+            b, loc,
+            arith::NegFOp::create(b, loc,
+                                  arith::MulFOp::create(b, loc, ya, ya))));
+    y = math::CopySignOp::create(
+        b, loc,
+        arith::SubFOp::create(b, loc, ya,
+                              arith::DivFOp::create(b, loc, residual, slope)),
+        x);
+  }
+  Value isEdge = arith::CmpFOp::create(b, loc, CmpFPredicate::OEQ, xa, one);
+  Value infinity = arith::MulFOp::create(
+      b, loc, x, c(std::numeric_limits<double>::infinity()));
+  return arith::SelectOp::create(b, loc, isEdge, infinity, y);
 }
 
 /// max/min of two elements; on i1 they are or/and.
@@ -262,12 +333,25 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
         });
       })
       .Case([&](shlo::ConvertOp) { return castScalar(b, loc, x, resultType); })
+      .Case([&](shlo::BitcastConvertOp) -> FailureOr<Value> {
+        // Element types of one width only: other widths change the shape.
+        if (!resultType.isIntOrFloat() ||
+            resultType.getIntOrFloatBitWidth() !=
+                x.getType().getIntOrFloatBitWidth())
+          return failure();
+        if (resultType == x.getType())
+          return x;
+        return arith::BitcastOp::create(b, loc, resultType, x).getResult();
+      })
       .Case([&](chlo::ErfOp) {
         return floatOnly([&] { return math::ErfOp::create(b, loc, x); });
       })
       .Case([&](chlo::SquareOp) { return createMul(b, loc, x, x); })
       .Case([&](chlo::ErfcOp) {
         return floatOnly([&] { return math::ErfcOp::create(b, loc, x); });
+      })
+      .Case([&](chlo::ErfInvOp) {
+        return floatOnly([&] { return buildErfInv(b, loc, x); });
       })
       .Case([&](shlo::CompareOp compare) {
         return buildCompare(b, loc, compare, operands[0], operands[1]);
@@ -404,6 +488,20 @@ stablehlo_import::evaluateIndex(Value value,
       .Default([](Operation *) { return std::nullopt; });
 }
 
+Value stablehlo_import::buildTotalOrderKey(OpBuilder &b, Location loc,
+                                           Value x) {
+  unsigned width = x.getType().getIntOrFloatBitWidth();
+  Type intType = b.getIntegerType(width);
+  Value bits = arith::BitcastOp::create(b, loc, intType, x);
+  // Negative floats order backwards as integers: flip all but their sign.
+  Value sign = arith::ShRSIOp::create(
+      b, loc, bits, arith::ConstantIntOp::create(b, loc, intType, width - 1));
+  Value magnitude = arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(intType, APInt::getSignedMaxValue(width)));
+  return arith::XOrIOp::create(b, loc, bits,
+                               arith::AndIOp::create(b, loc, sign, magnitude));
+}
+
 Value stablehlo_import::extractScalar(OpBuilder &b, Location loc,
                                       Value tensor) {
   Attribute value;
@@ -495,11 +593,13 @@ void stablehlo_import::addElementwiseConverters(ConverterTable &table) {
                          "logistic",
                          "is_finite",
                          "convert",
+                         "bitcast_convert",
                          "compare",
                          "select",
                          "clamp"})
     table[("stablehlo." + name).str()] = convertElementwise;
   table["chlo.erf"] = convertElementwise;
   table["chlo.erfc"] = convertElementwise;
+  table["chlo.erf_inv"] = convertElementwise;
   table["chlo.square"] = convertElementwise;
 }

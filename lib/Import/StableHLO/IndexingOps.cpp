@@ -40,10 +40,11 @@ AffineMap indexComponentMap(OpBuilder &b, unsigned loops, int64_t rank,
   return AffineMap::get(loops, 0, exprs, b.getContext());
 }
 
-Value toIndex(OpBuilder &b, Location loc, Value value) {
-  if (!value.getType().isInteger(64))
-    value = arith::ExtSIOp::create(b, loc, b.getI64Type(), value);
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+/// The number of components of each index vector.
+int64_t indexVectorLength(RankedTensorType indices, int64_t indexVectorDim) {
+  return indexVectorDim >= 0 && indexVectorDim < indices.getRank()
+             ? indices.getDimSize(indexVectorDim)
+             : 1;
 }
 
 Result convertGather(Operation *op, OpBuilder &b) {
@@ -58,16 +59,25 @@ Result convertGather(Operation *op, OpBuilder &b) {
                     collapsed = dims.getCollapsedSliceDims(),
                     startIndexMap = dims.getStartIndexMap(),
                     sliceSizes = gather.getSliceSizes();
+  ArrayRef<int64_t> operandBatching = dims.getOperandBatchingDims(),
+                    indicesBatching = dims.getStartIndicesBatchingDims();
   int64_t indexVectorDim = dims.getIndexVectorDim();
-  int64_t rank = out.getRank();
-  if (!dims.getOperandBatchingDims().empty() ||
-      static_cast<int64_t>(sliceSizes.size()) != operand.getRank() ||
-      indexVectorDim > indices.getRank() ||
-      llvm::any_of(startIndexMap, [&](int64_t d) {
-        return d < 0 || d >= operand.getRank();
+  int64_t rank = out.getRank(), indexRank = indices.getRank();
+  auto isOperandDim = [&](int64_t d) {
+    return d >= 0 && d < operand.getRank();
+  };
+  if (static_cast<int64_t>(sliceSizes.size()) != operand.getRank() ||
+      indexVectorDim < 0 || indexVectorDim > indexRank ||
+      operandBatching.size() != indicesBatching.size() ||
+      indexVectorLength(indices, indexVectorDim) !=
+          static_cast<int64_t>(startIndexMap.size()) ||
+      !llvm::all_of(startIndexMap, isOperandDim) ||
+      !llvm::all_of(operandBatching, isOperandDim) ||
+      llvm::any_of(indicesBatching, [&](int64_t d) {
+        return d < 0 || d >= indexRank || d == indexVectorDim;
       })) {
-    op->emitError("unsupported gather: batching dimensions, or dimension "
-                  "numbers that do not fit the operands");
+    op->emitError("unsupported gather: dimension numbers that do not fit the "
+                  "operands");
     return failure();
   }
   // Result loops: offset dims index the slice, the others the indices.
@@ -77,9 +87,9 @@ Result convertGather(Operation *op, OpBuilder &b) {
       batchLoops.push_back(d);
   SmallVector<int64_t> windowDims;
   for (int64_t d = 0; d < operand.getRank(); ++d)
-    if (!llvm::is_contained(collapsed, d))
+    if (!llvm::is_contained(collapsed, d) &&
+        !llvm::is_contained(operandBatching, d))
       windowDims.push_back(d);
-  int64_t indexRank = indices.getRank();
   if (batchLoops.size() !=
           static_cast<size_t>(indexRank -
                               (indexVectorDim < indexRank ? 1 : 0)) ||
@@ -87,6 +97,11 @@ Result convertGather(Operation *op, OpBuilder &b) {
     op->emitError("gather dimension numbers do not match the result's rank");
     return failure();
   }
+  // A batching dimension of the operand is read at the result loop of its
+  // partner among the indices' dimensions.
+  auto loopOfIndexDim = [&](int64_t d) {
+    return batchLoops[d - (d > indexVectorDim ? 1 : 0)];
+  };
   Location loc = op->getLoc();
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
@@ -117,6 +132,9 @@ Result convertGather(Operation *op, OpBuilder &b) {
         for (auto [window, resultDim] : llvm::zip(windowDims, offsetDims))
           coords[window] = arith::AddIOp::create(
               nb, l, coords[window], linalg::IndexOp::create(nb, l, resultDim));
+        for (auto [dim, indexDim] : llvm::zip(operandBatching, indicesBatching))
+          coords[dim] =
+              linalg::IndexOp::create(nb, l, loopOfIndexDim(indexDim));
         linalg::YieldOp::create(
             nb, l, tensor::ExtractOp::create(nb, l, table, coords).getResult());
       });
@@ -140,16 +158,29 @@ Result convertScatter(Operation *op, OpBuilder &b) {
                     toOperand = dims.getScatterDimsToOperandDims();
   int64_t indexVectorDim = dims.getIndexVectorDim();
   int64_t rank = operand.getRank(), indexRank = indices.getRank();
+  ArrayRef<int64_t> inputBatching = dims.getInputBatchingDims(),
+                    indicesBatching = dims.getScatterIndicesBatchingDims();
   // Operand dims that update windows cover, in order.
   SmallVector<int64_t> covered;
   for (int64_t d = 0; d < rank; ++d)
-    if (!llvm::is_contained(inserted, d))
+    if (!llvm::is_contained(inserted, d) &&
+        !llvm::is_contained(inputBatching, d))
       covered.push_back(d);
-  bool supported = dims.getInputBatchingDims().empty() &&
-                   covered.size() == windowDims.size() &&
-                   indexVectorDim <= indexRank;
+  bool supported =
+      covered.size() == windowDims.size() && indexVectorDim >= 0 &&
+      indexVectorDim <= indexRank &&
+      inputBatching.size() == indicesBatching.size() &&
+      llvm::all_of(inputBatching, [&](int64_t d) { return d < rank; }) &&
+      llvm::all_of(indicesBatching, [&](int64_t d) {
+        return d < indexRank && d != indexVectorDim;
+      });
+  supported &= llvm::all_of(toOperand, [&](int64_t d) { return d < rank; }) &&
+               indexVectorLength(indices, indexVectorDim) ==
+                   static_cast<int64_t>(toOperand.size()) &&
+               updates.getRank() - static_cast<int64_t>(windowDims.size()) ==
+                   indexRank - (indexVectorDim < indexRank ? 1 : 0);
   for (auto [window, dim] : llvm::zip(windowDims, covered))
-    supported &= window < updates.getRank() &&
+    supported &= window >= 0 && window < updates.getRank() &&
                  updates.getDimSize(window) == operand.getDimSize(dim) &&
                  !llvm::is_contained(toOperand, dim);
   if (!supported) {
@@ -199,6 +230,18 @@ Result convertScatter(Operation *op, OpBuilder &b) {
               linalg::IndexOp::create(nb, l, dim));
           match = arith::AndIOp::create(nb, l, match, equal);
         }
+        // A batching dimension of the operand matches the update loop of
+        // its partner among the indices' dimensions.
+        for (auto [dim, indexDim] : llvm::zip(inputBatching, indicesBatching)) {
+          Value equal = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::eq,
+              linalg::IndexOp::create(nb, l, dim),
+              linalg::IndexOp::create(
+                  nb, l,
+                  scatterLoops[indexDim -
+                               (indexDim > indexVectorDim ? 1 : 0)]));
+          match = arith::AndIOp::create(nb, l, match, equal);
+        }
         FailureOr<SmallVector<Value>> combined = buildScalarRegion(
             nb, scatter.getUpdateComputation(), ValueRange{acc, args[0]});
         if (mlir::failed(combined)) {
@@ -220,6 +263,12 @@ Result convertScatter(Operation *op, OpBuilder &b) {
   return SmallVector<Value>{generic.getResult(0)};
 }
 } // namespace
+
+Value stablehlo_import::toIndex(OpBuilder &b, Location loc, Value value) {
+  if (!value.getType().isInteger(64))
+    value = arith::ExtSIOp::create(b, loc, b.getI64Type(), value);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+}
 
 void stablehlo_import::addIndexingConverters(ConverterTable &table) {
   table["stablehlo.gather"] = convertGather;

@@ -312,27 +312,60 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
   if (std::optional<DenseIntElementsAttr> padding = conv.getPadding())
     pads.assign(padding->getValues<int64_t>().begin(),
                 padding->getValues<int64_t>().end());
-  std::optional<ArrayRef<bool>> reversal = conv.getWindowReversal();
-  if (conv.getBatchGroupCount() != 1 || groups < 1 ||
-      static_cast<int64_t>(pads.size()) != 2 * spatial ||
-      llvm::any_of(
-          pads, [](int64_t p) { return p < 0; }) ||
-      (reversal && llvm::is_contained(*reversal, true)) ||
-      llvm::any_of(lhsDilation, [](int64_t d) { return d != 1; })) {
-    op->emitError("convolutions with batch groups, input dilation, window "
-                  "reversal or negative padding are not supported");
+  SmallVector<bool> reversed(spatial, false);
+  if (std::optional<ArrayRef<bool>> reversal = conv.getWindowReversal())
+    reversed.assign(reversal->begin(), reversal->end());
+  auto isPositive = [](int64_t v) { return v >= 1; };
+  auto hasSpatialSize = [&](ArrayRef<int64_t> values) {
+    return static_cast<int64_t>(values.size()) == spatial &&
+           llvm::all_of(values, isPositive);
+  };
+  if (conv.getBatchGroupCount() != 1 || groups < 1) {
+    op->emitError("convolutions with batch groups are not supported");
+    return failure();
+  }
+  if (static_cast<int64_t>(pads.size()) != 2 * spatial ||
+      static_cast<int64_t>(reversed.size()) != spatial ||
+      !hasSpatialSize(strides) || !hasSpatialSize(lhsDilation) ||
+      !hasSpatialSize(rhsDilation)) {
+    op->emitError() << "expected " << spatial
+                    << " positive strides and dilations, window reversals "
+                       "and pairs of padding sizes";
     return failure();
   }
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
-  // Zero padding of the spatial dimensions of the input.
-  SmallVector<int64_t> low(in.getRank(), 0), high(in.getRank(), 0);
+  // The input's spatial dimensions with the padding's positive part and
+  // `dilation - 1` zeros between neighbours (input dilation: the transposed
+  // convolution of a strided one); negative padding then crops.
+  int64_t rank = in.getRank();
+  SmallVector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
+  SmallVector<int64_t> cropLow(rank, 0), cropHigh(rank, 0);
   for (int64_t s = 0; s < spatial; ++s) {
-    low[dims.getInputSpatialDimensions()[s]] = pads[2 * s];
-    high[dims.getInputSpatialDimensions()[s]] = pads[2 * s + 1];
+    int64_t dim = dims.getInputSpatialDimensions()[s];
+    low[dim] = std::max<int64_t>(pads[2 * s], 0);
+    high[dim] = std::max<int64_t>(pads[2 * s + 1], 0);
+    cropLow[dim] = std::max<int64_t>(-pads[2 * s], 0);
+    cropHigh[dim] = std::max<int64_t>(-pads[2 * s + 1], 0);
+    interior[dim] = lhsDilation[s] - 1;
   }
   Value zero = createScalar(b, loc, in.getElementType(), 0);
-  Value input = buildPad(b, loc, conv.getLhs(), zero, low, high);
+  Value input = buildPad(b, loc, conv.getLhs(), zero, low, high, interior);
+  if (llvm::any_of(llvm::concat<int64_t>(cropLow, cropHigh),
+                   [](int64_t c) { return c > 0; })) {
+    auto padded = cast<RankedTensorType>(input.getType());
+    SmallVector<int64_t> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(padded.getDimSize(d) - cropLow[d] - cropHigh[d]);
+    if (llvm::any_of(sizes, [](int64_t size) { return size < 0; })) {
+      op->emitError("the negative padding crops more than the input");
+      return failure();
+    }
+    input = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(sizes, in.getElementType()), input,
+        ValueRange(), ValueRange(), ValueRange(), cropLow, sizes,
+        SmallVector<int64_t>(rank, 1));
+  }
   // Loops: batch, group, output feature within the group, output spatial,
   // then input feature within the group and kernel spatial (reductions).
   int64_t outFeatures =
@@ -342,6 +375,30 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
       in.getDimSize(dims.getInputFeatureDimension()) != inPerGroup * groups) {
     op->emitError("feature sizes do not match the feature group count");
     return failure();
+  }
+  // A reversed window reads the kernel back to front.
+  SmallVector<int64_t> reversedDims;
+  for (int64_t s = 0; s < spatial; ++s)
+    if (reversed[s])
+      reversedDims.push_back(dims.getKernelSpatialDimensions()[s]);
+  Value weights = conv.getRhs();
+  if (!reversedDims.empty())
+    weights = buildReverse(b, loc, weights, reversedDims);
+  // Every window the output asks for lies in the padded input.
+  auto padded = cast<RankedTensorType>(input.getType());
+  for (int64_t s = 0; s < spatial; ++s) {
+    int64_t window =
+        (kernel.getDimSize(dims.getKernelSpatialDimensions()[s]) - 1) *
+            rhsDilation[s] +
+        1;
+    int64_t size = padded.getDimSize(dims.getInputSpatialDimensions()[s]);
+    int64_t expected = size < window ? 0 : (size - window) / strides[s] + 1;
+    if (out.getDimSize(dims.getOutputSpatialDimensions()[s]) != expected) {
+      op->emitError() << "output spatial dimension " << s << " has size "
+                      << out.getDimSize(dims.getOutputSpatialDimensions()[s])
+                      << "; the padded input and window give " << expected;
+      return failure();
+    }
   }
   int64_t outPerGroup = outFeatures / groups;
   unsigned nBatch = 0, nGroup = 1, nOutF = 2, nOutS = 3, nInF = 3 + spatial,
@@ -392,7 +449,7 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
                                  AffineMap::get(numLoops, 0, resultExprs, ctx)};
   Value result =
       linalg::GenericOp::create(
-          b, loc, init.getType(), ValueRange{input, conv.getRhs()}, init, maps,
+          b, loc, init.getType(), ValueRange{input, weights}, init, maps,
           iterators,
           [](OpBuilder &nb, Location l, ValueRange args) {
             linalg::YieldOp::create(

@@ -144,16 +144,10 @@ Result convertTranspose(Operation *op, OpBuilder &b) {
 
 Result convertReverse(Operation *op, OpBuilder &b) {
   auto reverse = cast<shlo::ReverseOp>(op);
-  RankedTensorType type = getStaticType(op, reverse.getOperand());
-  if (!type)
+  if (!getStaticType(op, reverse.getOperand()))
     return failure();
-  SmallVector<AffineExpr> exprs;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    exprs.push_back(llvm::is_contained(reverse.getDimensions(), d)
-                        ? type.getDimSize(d) - 1 - b.getAffineDimExpr(d)
-                        : b.getAffineDimExpr(d));
-  AffineMap map = AffineMap::get(type.getRank(), 0, exprs, b.getContext());
-  return single(buildCopy(b, op->getLoc(), reverse.getOperand(), map, type));
+  return single(buildReverse(b, op->getLoc(), reverse.getOperand(),
+                             reverse.getDimensions()));
 }
 
 Result convertConcatenate(Operation *op, OpBuilder &b) {
@@ -215,33 +209,78 @@ Result convertSlice(Operation *op, OpBuilder &b) {
       buildSlice(b, op->getLoc(), slice.getOperand(), start, sizes, strides));
 }
 
+/// The offsets at which a dynamic slice or update of `sizes` starts in a
+/// tensor of type `in`: constants where the indices follow from constants,
+/// computed at run time otherwise; either way clamped so that the slice
+/// lies in the tensor, as StableHLO specifies.
+SmallVector<OpFoldResult> getClampedStarts(OpBuilder &b, Location loc,
+                                           ValueRange indices,
+                                           RankedTensorType in,
+                                           ArrayRef<int64_t> sizes) {
+  SmallVector<OpFoldResult> offsets;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    int64_t last = in.getDimSize(d) - sizes[d];
+    if (std::optional<int64_t> start = evaluateIndex(index)) {
+      offsets.push_back(b.getIndexAttr(std::clamp<int64_t>(*start, 0, last)));
+      continue;
+    }
+    Value start = toIndex(b, loc, extractScalar(b, loc, index));
+    start = arith::MaxSIOp::create(b, loc, start,
+                                   arith::ConstantIndexOp::create(b, loc, 0));
+    offsets.push_back(
+        arith::MinSIOp::create(b, loc, start,
+                               arith::ConstantIndexOp::create(b, loc, last))
+            .getResult());
+  }
+  return offsets;
+}
+
+/// Whether `sizes` fit `in` with one start index per dimension; reports on
+/// `op` otherwise.
+LogicalResult checkStarts(Operation *op, RankedTensorType in,
+                          ArrayRef<int64_t> sizes, ValueRange indices) {
+  if (static_cast<int64_t>(sizes.size()) == in.getRank() &&
+      static_cast<int64_t>(indices.size()) == in.getRank() &&
+      llvm::all_of(llvm::zip(sizes, in.getShape()), [](auto pair) {
+        return std::get<0>(pair) >= 0 && std::get<0>(pair) <= std::get<1>(pair);
+      }))
+    return success();
+  return op->emitError() << "expected " << in.getRank()
+                         << " start indices and sizes within the operand's";
+}
+
 Result convertDynamicSlice(Operation *op, OpBuilder &b) {
   auto slice = cast<shlo::DynamicSliceOp>(op);
   RankedTensorType in = getStaticType(op, slice.getOperand());
-  if (!in)
-    return failure();
   ArrayRef<int64_t> sizes = slice.getSliceSizes();
-  if (static_cast<int64_t>(sizes.size()) != in.getRank() ||
-      static_cast<int64_t>(slice.getStartIndices().size()) != in.getRank()) {
-    op->emitError() << "expected " << in.getRank()
-                    << " start indices and slice sizes";
+  if (!in || failed(checkStarts(op, in, sizes, slice.getStartIndices())))
     return failure();
-  }
-  SmallVector<int64_t> offsets;
-  for (auto [d, index] : llvm::enumerate(slice.getStartIndices())) {
-    std::optional<int64_t> start = evaluateIndex(index);
-    if (!start) {
-      op->emitError() << "start index " << d
-                      << " must be computed from constants";
-      return failure();
-    }
-    // Out-of-range starts are clamped, as StableHLO specifies.
-    offsets.push_back(
-        std::clamp<int64_t>(*start, 0, in.getDimSize(d) - sizes[d]));
-  }
-  SmallVector<int64_t> strides(in.getRank(), 1);
-  return single(
-      buildSlice(b, op->getLoc(), slice.getOperand(), offsets, sizes, strides));
+  if (in.getShape() == sizes)
+    return single(slice.getOperand());
+  SmallVector<OpFoldResult> offsets =
+      getClampedStarts(b, op->getLoc(), slice.getStartIndices(), in, sizes);
+  return single(tensor::ExtractSliceOp::create(
+      b, op->getLoc(), RankedTensorType::get(sizes, in.getElementType()),
+      slice.getOperand(), offsets,
+      getAsIndexOpFoldResult(b.getContext(), sizes),
+      SmallVector<OpFoldResult>(in.getRank(), b.getIndexAttr(1))));
+}
+
+Result convertDynamicUpdateSlice(Operation *op, OpBuilder &b) {
+  auto update = cast<shlo::DynamicUpdateSliceOp>(op);
+  RankedTensorType in = getStaticType(op, update.getOperand());
+  RankedTensorType part = getStaticType(op, update.getUpdate());
+  if (!in || !part ||
+      failed(checkStarts(op, in, part.getShape(), update.getStartIndices())))
+    return failure();
+  if (in.getShape() == part.getShape())
+    return single(update.getUpdate());
+  SmallVector<OpFoldResult> offsets = getClampedStarts(
+      b, op->getLoc(), update.getStartIndices(), in, part.getShape());
+  return single(tensor::InsertSliceOp::create(
+      b, op->getLoc(), update.getUpdate(), update.getOperand(), offsets,
+      getAsIndexOpFoldResult(b.getContext(), part.getShape()),
+      SmallVector<OpFoldResult>(in.getRank(), b.getIndexAttr(1))));
 }
 
 Result convertPad(Operation *op, OpBuilder &b) {
@@ -315,6 +354,18 @@ Value stablehlo_import::buildPad(OpBuilder &b, Location loc, Value input,
                                        type.getShape(), strides);
 }
 
+Value stablehlo_import::buildReverse(OpBuilder &b, Location loc, Value input,
+                                     ArrayRef<int64_t> dims) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    exprs.push_back(llvm::is_contained(dims, d)
+                        ? type.getDimSize(d) - 1 - b.getAffineDimExpr(d)
+                        : b.getAffineDimExpr(d));
+  AffineMap map = AffineMap::get(type.getRank(), 0, exprs, b.getContext());
+  return buildCopy(b, loc, input, map, type);
+}
+
 void stablehlo_import::addShapeConverters(ConverterTable &table) {
   table["stablehlo.constant"] = convertConstant;
   table["stablehlo.iota"] = convertIota;
@@ -325,5 +376,6 @@ void stablehlo_import::addShapeConverters(ConverterTable &table) {
   table["stablehlo.concatenate"] = convertConcatenate;
   table["stablehlo.slice"] = convertSlice;
   table["stablehlo.dynamic_slice"] = convertDynamicSlice;
+  table["stablehlo.dynamic_update_slice"] = convertDynamicUpdateSlice;
   table["stablehlo.pad"] = convertPad;
 }

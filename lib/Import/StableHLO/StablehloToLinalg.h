@@ -36,6 +36,7 @@ void addShapeConverters(ConverterTable &table);
 void addReductionConverters(ConverterTable &table);
 void addIndexingConverters(ConverterTable &table);
 void addControlFlowConverters(ConverterTable &table);
+void addSortConverters(ConverterTable &table);
 
 /// Turns GSPMD's `mhlo.sharding` attributes and `@Sharding` custom calls
 /// into sbp layouts on one `sbp.mesh @mesh`.
@@ -74,8 +75,20 @@ Value buildPad(OpBuilder &b, Location loc, Value input, Value value,
                ArrayRef<int64_t> low, ArrayRef<int64_t> high,
                ArrayRef<int64_t> interior = {});
 
+/// `input` (static) read back to front along `dims`.
+Value buildReverse(OpBuilder &b, Location loc, Value input,
+                   ArrayRef<int64_t> dims);
+
 /// A scalar of `tensor` (0-d): the constant itself when it is one.
 Value extractScalar(OpBuilder &b, Location loc, Value tensor);
+
+/// A signless integer of the float scalar `x`'s width whose signed order is
+/// StableHLO's total order of floats: -NaN < -Inf < ... < -0 < +0 < ... <
+/// +Inf < +NaN.
+Value buildTotalOrderKey(OpBuilder &b, Location loc, Value x);
+
+/// The integer scalar `value` as an index (sign-extended).
+Value toIndex(OpBuilder &b, Location loc, Value value);
 
 } // namespace stablehlo_import
 } // namespace sbp

@@ -145,11 +145,17 @@ Attribute parseIndexingDims(AsmParser &parser, ArrayRef<StringRef> keys) {
   SmallVector<int64_t> fields[6];
   if (parseKeyedFields(parser, keys, fields))
     return {};
-  FailureOr<int64_t> indexVectorDim = getScalar(parser, fields[5], keys[5]);
-  if (failed(indexVectorDim))
-    return {};
+  // StableHLO leaves out an index vector dimension of 0, as it does lists
+  // that are empty.
+  int64_t indexVectorDim = 0;
+  if (!fields[5].empty()) {
+    FailureOr<int64_t> given = getScalar(parser, fields[5], keys[5]);
+    if (failed(given))
+      return {};
+    indexVectorDim = *given;
+  }
   return AttrT::get(parser.getContext(), fields[0], fields[1], fields[2],
-                    fields[3], fields[4], *indexVectorDim);
+                    fields[3], fields[4], indexVectorDim);
 }
 } // namespace
 

@@ -189,6 +189,21 @@ void printSliceRanges(OpAsmPrinter &printer, Operation *,
 }
 
 /// `%a, %b, ` before a keyword: the operands and the comma after them.
+/// `type, type, ...`: the operands' types, which the results repeat.
+ParseResult parseSameTypes(OpAsmParser &parser,
+                           SmallVectorImpl<Type> &operandTypes,
+                           SmallVectorImpl<Type> &resultTypes) {
+  if (parser.parseTypeList(operandTypes))
+    return failure();
+  resultTypes.assign(operandTypes.begin(), operandTypes.end());
+  return success();
+}
+
+void printSameTypes(OpAsmPrinter &printer, Operation *, TypeRange operandTypes,
+                    TypeRange) {
+  llvm::interleaveComma(operandTypes, printer);
+}
+
 ParseResult parseVariadicOperandWithAttribute(
     OpAsmParser &parser,
     SmallVectorImpl<OpAsmParser::UnresolvedOperand> &operands) {

@@ -170,6 +170,7 @@ foreach pair = [["abs", "Abs"],
         ["cbrt", "Cbrt"],
         ["tan", "Tan"],
         ["convert", "Convert"],
+        ["bitcast_convert", "BitcastConvert"],
         ["is_finite", "IsFinite"]] in
   def Stablehlo_ # pair[1] # Op : Stablehlo_UnaryOp<pair[0]>;
 
@@ -313,6 +314,18 @@ def Stablehlo_DynamicSliceOp : Stablehlo_Op<"dynamic_slice", [Pure]> {
   }];
 }
 
+def Stablehlo_DynamicUpdateSliceOp
+    : Stablehlo_Op<"dynamic_update_slice", [Pure]> {
+  let summary = "The operand with `update` written at the start indices";
+  let arguments = (ins AnyTensor:$operand, AnyTensor:$update,
+                   Variadic<AnyTensor>:$start_indices);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` $update `,` $start_indices attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def Stablehlo_PadOp : Stablehlo_Op<"pad", [Pure]> {
   let arguments = (ins AnyTensor:$operand, AnyTensor:$padding_value,
                    DenseI64ArrayAttr:$edge_padding_low,
@@ -419,6 +432,30 @@ def Stablehlo_ScatterOp : Stablehlo_Op<"scatter", [SameVariadicOperandSize,
                    OptionalAttr<BoolAttr>:$unique_indices);
   let results = (outs Variadic<AnyTensor>);
   let regions = (region SizedRegion<1>:$update_computation);
+}
+
+def Stablehlo_SortOp : Stablehlo_Op<"sort", [SameOperandsAndResultShape,
+    RecursiveMemoryEffects]> {
+  let summary = "Sorts its inputs along one dimension by a comparator";
+  let description = [{
+    The comparator region takes a pair of scalars per input (the elements
+    compared, from every input at the two positions) and returns whether
+    the first sorts before the second. Generic form only, as JAX prints it.
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$inputs, I64Attr:$dimension,
+                   OptionalAttr<BoolAttr>:$is_stable);
+  let results = (outs Variadic<AnyTensor>);
+  let regions = (region SizedRegion<1>:$comparator);
+}
+
+def Stablehlo_OptimizationBarrierOp
+    : Stablehlo_Op<"optimization_barrier", [Pure]> {
+  let summary = "Its operands, unchanged (JAX's rematerialization marker)";
+  let arguments = (ins Variadic<AnyType>:$operand);
+  let results = (outs Variadic<AnyType>:$result);
+  let assemblyFormat = [{
+    $operand attr-dict `:` custom<SameTypes>(type($operand), type($result))
+  }];
 }
 
 //===----------------------------------------------------------------------===//
