@@ -220,3 +220,20 @@ func.func @gather_index_vector(%a: tensor<4x6xf32>, %i: tensor<3x2xi32>) -> tens
   %0 = "stablehlo.gather"(%a, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<4x6xf32>, tensor<3x2xi32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @select_and_scatter_windows(%x: tensor<8xf32>, %g: tensor<3xf32>) -> tensor<8xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  // expected-error @+1 {{select_and_scatter needs one window size, stride and non-negative [low, high] padding per dimension, and a source element per window}}
+  %0 = "stablehlo.select_and_scatter"(%x, %g, %z) <{window_dimensions = array<i64: 3>, window_strides = array<i64: 3>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare GE, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<8xf32>, tensor<3xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -275,3 +275,35 @@ func.func @sort(%a: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x2xi32>) {
   %v, %i = chlo.top_k(%a, k = 2) : tensor<4x6xf32> -> (tensor<4x2xf32>, tensor<4x2xi32>)
   return %0, %i : tensor<4x6xf32>, tensor<4x2xi32>
 }
+
+// -----
+
+// A select_and_scatter keeps, per window, the selected element and its
+// position in the window (-1 until one is taken; the padding never is),
+// then adds each source element where its window's position matches.
+// CHECK-LABEL: func @select_and_scatter
+// CHECK: %[[PADDED:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[1] [5] [1] : tensor<5xf32> into tensor<6xf32>
+// CHECK: %[[SEL:.*]]:2 = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[PADDED]], %{{.*}} : tensor<6xf32>, tensor<3xi1>) outs(%{{.*}}, %{{.*}} : tensor<2xf32>, tensor<2xi64>)
+// CHECK: %[[LOW:.*]] = arith.cmpi sge
+// CHECK: %[[KEEP:.*]] = arith.cmpf oge
+// CHECK: %[[NONE:.*]] = arith.cmpi eq, %{{.*}}, %c-1_i64 : i64
+// CHECK: %[[MOVE:.*]] = arith.xori %[[KEEP]], %true : i1
+// CHECK: %[[EITHER:.*]] = arith.ori %[[NONE]], %[[MOVE]] : i1
+// CHECK: %[[TAKE:.*]] = arith.andi %{{.*}}, %[[EITHER]] : i1
+// CHECK: arith.select %[[TAKE]]
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]} ins(%[[SEL]]#1, %{{.*}}, %{{.*}} : tensor<2xi64>, tensor<2xf32>, tensor<3xi1>) outs(%{{.*}} : tensor<6xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.extract_slice %[[SUM]][1] [5] [1] : tensor<6xf32> to tensor<5xf32>
+func.func @select_and_scatter(%x: tensor<5xf32>, %g: tensor<2xf32>) -> tensor<5xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.select_and_scatter"(%x, %g, %z) <{padding = dense<[[1, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 3>, window_strides = array<i64: 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare GE, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<5xf32>, tensor<2xf32>, tensor<f32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}

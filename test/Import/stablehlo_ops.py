@@ -104,6 +104,10 @@ def cases():
     yield "softmax", "reduce", lambda a: jax.nn.softmax(a, axis=-1), (x,)
     yield "max_pool", "reduce_window", lambda a: lax.reduce_window(a, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"), (f32(2, 7, 7, 3),)
     yield "avg_pool", "reduce_window", lambda a: lax.reduce_window(a, 0.0, lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") / 4, (f32(2, 6, 6, 3),)
+    # The gradient of max pooling: overlapping windows, padding, and ties
+    # (rounded values), where the first maximum takes the gradient.
+    pool = lambda v: lax.reduce_window(v, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+    yield "select_and_scatter", "select_and_scatter", lambda a, g: jax.vjp(pool, a)[1](g)[0], (jnp.round(f32(2, 7, 7, 3)), f32(2, 4, 4, 3))
     yield "conv_nhwc", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (2, 2), ((1, 1), (1, 1)), dimension_numbers=("NHWC", "HWIO", "NHWC")), (f32(2, 8, 8, 3), f32(3, 3, 3, 4))
     yield "conv_nchw", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (1, 1), "SAME", rhs_dilation=(2, 1)), (f32(2, 3, 7, 6), f32(4, 3, 3, 2))
     yield "conv_grouped", "convolution", lambda a, w: lax.conv_general_dilated(a, w, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=2), (f32(2, 5, 5, 4), f32(3, 3, 2, 6))
@@ -158,10 +162,26 @@ HANDWRITTEN = {
   %0 = stablehlo.convolution(%a, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {stride = [1], pad = [[1, 1]], reverse = [true]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x3x6xf32>, tensor<4x3x3xf32>) -> tensor<2x4x6xf32>
   return %0 : tensor<2x4x6xf32>
 }""",
+    # JAX pads the operand itself: the op's own padding, which no window
+    # selects.
+    "select_and_scatter_padded": """func.func @main(%x: tensor<4x7xf32>, %g: tensor<4x3xf32>) -> tensor<4x7xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.select_and_scatter"(%x, %g, %z) <{padding = dense<[[0, 0], [1, 1]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 3>, window_strides = array<i64: 1, 3>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare GE, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4x7xf32>, tensor<4x3xf32>, tensor<f32>) -> tensor<4x7xf32>
+  return %0 : tensor<4x7xf32>
+}""",
 }
 
 
 def handwritten_cases():
+    yield "select_and_scatter_padded", "select_and_scatter", lambda a, g: jax.vjp(lambda v: lax.reduce_window(v, -jnp.inf, lax.max, (1, 3), (1, 3), ((0, 0), (1, 1))), a)[1](g)[0], (-jnp.abs(f32(4, 7)), f32(4, 3))
     yield "logistic", "logistic", jax.nn.sigmoid, (f32(4, 6),)
     yield "conv_window_reversal", "convolution", lambda a, w: lax.conv_general_dilated(a, jnp.flip(w, 2), (1,), ((1, 1),)), (f32(2, 3, 6), f32(4, 3, 3))
     yield "dot", "dot", lambda a, b: a @ b, (f32(4, 6), f32(6, 5))

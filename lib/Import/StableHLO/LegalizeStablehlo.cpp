@@ -92,7 +92,7 @@ struct LegalizeStablehloPass
     addReductionConverters(table);
     addIndexingConverters(table);
     addControlFlowConverters(table);
-    addSortConverters(table);
+    addSelectionConverters(table);
 
     while (true) {
       // Ops nested in a StableHLO op (combiner regions, loop bodies) are

@@ -36,7 +36,7 @@ void addShapeConverters(ConverterTable &table);
 void addReductionConverters(ConverterTable &table);
 void addIndexingConverters(ConverterTable &table);
 void addControlFlowConverters(ConverterTable &table);
-void addSortConverters(ConverterTable &table);
+void addSelectionConverters(ConverterTable &table);
 
 /// Turns GSPMD's `mhlo.sharding` attributes and `@Sharding` custom calls
 /// into sbp layouts on one `sbp.mesh @mesh`.

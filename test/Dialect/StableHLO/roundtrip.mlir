@@ -109,3 +109,24 @@ func.func @gather(%t: tensor<10x6xf32>, %i: tensor<2x3x1xi32>) -> tensor<2x3x6xf
   %0 = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 6>}> : (tensor<10x6xf32>, tensor<2x3x1xi32>) -> tensor<2x3x6xf32>
   return %0 : tensor<2x3x6xf32>
 }
+
+// CHECK-LABEL: func @selection
+func.func @selection(%a: tensor<4x6xf32>, %u: tensor<2x6xf32>, %i: tensor<i32>) -> (tensor<4x6xf32>, tensor<4x2xi32>, tensor<4x6xi32>) {
+  // CHECK: stablehlo.dynamic_update_slice %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x6xf32>, tensor<2x6xf32>, tensor<i32>, tensor<i32>) -> tensor<4x6xf32>
+  %0 = stablehlo.dynamic_update_slice %a, %u, %i, %i : (tensor<4x6xf32>, tensor<2x6xf32>, tensor<i32>, tensor<i32>) -> tensor<4x6xf32>
+  // CHECK: %{{.*}}:2 = stablehlo.optimization_barrier %{{.*}}, %{{.*}} : tensor<4x6xf32>, tensor<i32>
+  %1:2 = stablehlo.optimization_barrier %0, %i : tensor<4x6xf32>, tensor<i32>
+  // CHECK: chlo.erf_inv %{{.*}} : tensor<4x6xf32> -> tensor<4x6xf32>
+  %2 = chlo.erf_inv %1#0 : tensor<4x6xf32> -> tensor<4x6xf32>
+  // CHECK: "stablehlo.sort"(%{{.*}}) <{dimension = 1 : i64, is_stable = true}>
+  %3 = "stablehlo.sort"(%2) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %lt = stablehlo.compare LT, %x, %y, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  // CHECK: %{{.*}}, %{{.*}} = chlo.top_k(%{{.*}}, k = 2) : tensor<4x6xf32> -> (tensor<4x2xf32>, tensor<4x2xi32>)
+  %v, %k = chlo.top_k(%3, k = 2) : tensor<4x6xf32> -> (tensor<4x2xf32>, tensor<4x2xi32>)
+  // CHECK: stablehlo.bitcast_convert %{{.*}} : (tensor<4x6xf32>) -> tensor<4x6xi32>
+  %4 = stablehlo.bitcast_convert %3 : (tensor<4x6xf32>) -> tensor<4x6xi32>
+  return %3, %k, %4 : tensor<4x6xf32>, tensor<4x2xi32>, tensor<4x6xi32>
+}

@@ -396,6 +396,25 @@ def Stablehlo_ReduceWindowOp : Stablehlo_Op<"reduce_window", [
   let regions = (region SizedRegion<1>:$body);
 }
 
+def Stablehlo_SelectAndScatterOp : Stablehlo_Op<"select_and_scatter", [
+    RecursiveMemoryEffects]> {
+  let summary = "Scatters each source element to the element its window selects";
+  let description = [{
+    The gradient of a max (or min) pooling as JAX writes it: for each
+    window of `operand`, `select(current, candidate)` keeps the current
+    element or moves to the candidate; the source element of that window is
+    combined by `scatter` into the result, `init_value` elsewhere. Generic
+    form only, as JAX prints it.
+  }];
+  let arguments = (ins AnyTensor:$operand, AnyTensor:$source,
+                   AnyTensor:$init_value,
+                   OptionalAttr<DenseI64ArrayAttr>:$window_dimensions,
+                   OptionalAttr<DenseI64ArrayAttr>:$window_strides,
+                   OptionalAttr<I64ElementsAttr>:$padding);
+  let results = (outs AnyTensor);
+  let regions = (region SizedRegion<1>:$select, SizedRegion<1>:$scatter);
+}
+
 def Stablehlo_ConvolutionOp : Stablehlo_Op<"convolution", [Pure]> {
   let arguments = (ins AnyTensor:$lhs, AnyTensor:$rhs,
                    OptionalAttr<DenseI64ArrayAttr>:$window_strides,
