@@ -57,11 +57,13 @@ bool parseDescr(const std::string &descr, sbp_dtype &dtype, bool &bigEndian) {
     dtype = SBP_F32;
   else if (kind == "f8")
     dtype = SBP_F64;
-  else if (kind == "i4")
+  // Unsigned integers are read as the signless integers of their width
+  // that programs compute on (imported unsigned types become those).
+  else if (kind == "i4" || kind == "u4")
     dtype = SBP_I32;
-  else if (kind == "i8")
+  else if (kind == "i8" || kind == "u8")
     dtype = SBP_I64;
-  else if (kind == "i1" || kind == "b1")
+  else if (kind == "i1" || kind == "u1" || kind == "b1")
     dtype = SBP_I8;
   else
     return false;
@@ -164,7 +166,7 @@ bool sbp::runtime::readNpy(const std::string &path, NpyArray &array,
   if (!parseDescr(descr, array.dtype, bigEndian))
     return fail(error, path,
                 "unsupported dtype " + descr +
-                    " (f4, f8, i4, i8, i1 and b1 are)");
+                    " (f4, f8, i4, i8, u4, u8, i1, u1 and b1 are)");
   if (bigEndian && sbp_dtype_size(array.dtype) > 1)
     return fail(error, path, "big-endian data is not supported");
   if (fortran != "False" && fortran != "True")

@@ -71,6 +71,11 @@ def cases():
     for op in ["lt", "le", "gt", "ge", "eq", "ne"]:
         yield "compare_" + op, "compare", getattr(lax, op), (x, jnp.where(bools, x, y))
         yield "compare_i32_" + op, "compare", getattr(lax, op), (ints, ints2)
+    # Unsigned integers (above 2^31 too): converted from and to floats,
+    # divided, compared, maximum; JAX's random bits are uint32 arithmetic.
+    big = (jnp.abs(jnp.tanh(x)) * 4.2e9).astype(jnp.uint32)
+    yield "unsigned", "convert", lambda a, b: ((a // jnp.uint32(3)) + jnp.maximum(a, b) // jnp.uint32(2)).astype(jnp.float32) + jnp.where(a > b, 1.0, 0.0), (big, (jnp.abs(jnp.tanh(y)) * 4.2e9).astype(jnp.uint32))
+    yield "random", "bitcast_convert", lambda a: jnp.where(jax.random.bernoulli(jax.random.key(1), 0.8, a.shape), a / 0.8, 0.0) + jax.random.normal(jax.random.key(2), a.shape), (x,)
     yield "select", "select", jnp.where, (bools, x, y)
     yield "clamp", "clamp", lambda a: lax.clamp(-0.5, a, 0.5), (x,)
     yield "clamp_tensor", "clamp", lax.clamp, (x - 1, y, x + 1)

@@ -82,6 +82,17 @@ TEST(Npy, ReadsScalarsBooleansAndEmptyArrays) {
   EXPECT_TRUE(empty.data.empty());
 }
 
+TEST(Npy, ReadsUnsignedAsSignlessOfTheirWidth) {
+  NpyArray array;
+  std::string error;
+  ASSERT_TRUE(readNpy(input("u32_3.npy"), array, error)) << error;
+  EXPECT_EQ(array.dtype, SBP_I32);
+  std::vector<int32_t> got = values<int32_t>(array);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(static_cast<uint32_t>(got[2]), 4000000000u);
+  EXPECT_EQ(got[1], 7);
+}
+
 TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   struct Case {
     const char *file, *message;

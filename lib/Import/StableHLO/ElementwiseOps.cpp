@@ -65,7 +65,8 @@ Value buildCompare(OpBuilder &b, Location loc, shlo::CompareOp op, Value lhs,
     return arith::CmpFOp::create(b, loc, predicate, lhs, rhs);
   }
   bool isUnsigned = lhs.getType().isInteger(1) ||
-                    op.getCompareType() == shlo::ComparisonType::UNSIGNED;
+                    op.getCompareType() == shlo::ComparisonType::UNSIGNED ||
+                    op->hasAttr(kUnsignedOperands);
   CmpIPredicate predicate;
   switch (direction) {
   case shlo::ComparisonDirection::EQ:
@@ -156,6 +157,18 @@ Value buildErfInv(OpBuilder &b, Location loc, Value x) {
   return arith::SelectOp::create(b, loc, isEdge, infinity, y);
 }
 
+/// A shift by `amount`, `shifted`, or `beyond` where the amount (unsigned)
+/// is the width or more: StableHLO defines those (0, or the sign for an
+/// arithmetic right shift), arith does not.
+Value buildShift(OpBuilder &b, Location loc, Value shifted, Value amount,
+                 Value beyond) {
+  Type type = amount.getType();
+  Value inRange = arith::CmpIOp::create(
+      b, loc, CmpIPredicate::ult, amount,
+      createScalar(b, loc, type, type.getIntOrFloatBitWidth()));
+  return arith::SelectOp::create(b, loc, inRange, shifted, beyond);
+}
+
 /// max/min of two elements; on i1 they are or/and.
 Value buildMax(OpBuilder &b, Location loc, Value x, Value y) {
   if (x.getType().isInteger(1))
@@ -196,6 +209,8 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
       op->getNumResults() == 1 ? elementOf(op->getResult(0)) : Type();
   Value x = operands.empty() ? Value() : operands[0];
   bool isFloatOp = x && isa<FloatType>(x.getType());
+  bool unsignedOperands = op->hasAttr(kUnsignedOperands),
+       unsignedResults = op->hasAttr(kUnsignedResults);
   auto floatOnly = [&](auto build) -> FailureOr<Value> {
     if (!isFloatOp)
       return failure();
@@ -216,15 +231,23 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
         return createMul(b, loc, operands[0], operands[1]);
       })
       .Case([&](shlo::DivideOp) {
+        if (unsignedOperands)
+          return Value(arith::DivUIOp::create(b, loc, operands));
         return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, operands);
       })
       .Case([&](shlo::RemainderOp) {
+        if (unsignedOperands)
+          return Value(arith::RemUIOp::create(b, loc, operands));
         return floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, operands);
       })
       .Case([&](shlo::MaximumOp) {
+        if (unsignedOperands && !x.getType().isInteger(1))
+          return Value(arith::MaxUIOp::create(b, loc, operands));
         return buildMax(b, loc, operands[0], operands[1]);
       })
       .Case([&](shlo::MinimumOp) {
+        if (unsignedOperands && !x.getType().isInteger(1))
+          return Value(arith::MinUIOp::create(b, loc, operands));
         return buildMin(b, loc, operands[0], operands[1]);
       })
       .Case([&](shlo::PowerOp) -> Value {
@@ -238,13 +261,20 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
       .Case(
           [&](shlo::XorOp) { return arith::XOrIOp::create(b, loc, operands); })
       .Case([&](shlo::ShiftLeftOp) {
-        return arith::ShLIOp::create(b, loc, operands);
+        return buildShift(b, loc, arith::ShLIOp::create(b, loc, operands),
+                          operands[1], createScalar(b, loc, x.getType(), 0));
       })
       .Case([&](shlo::ShiftRightArithmeticOp) {
-        return arith::ShRSIOp::create(b, loc, operands);
+        Value signs = arith::ShRSIOp::create(
+            b, loc, x,
+            createScalar(b, loc, x.getType(),
+                         x.getType().getIntOrFloatBitWidth() - 1));
+        return buildShift(b, loc, arith::ShRSIOp::create(b, loc, operands),
+                          operands[1], signs);
       })
       .Case([&](shlo::ShiftRightLogicalOp) {
-        return arith::ShRUIOp::create(b, loc, operands);
+        return buildShift(b, loc, arith::ShRUIOp::create(b, loc, operands),
+                          operands[1], createScalar(b, loc, x.getType(), 0));
       })
       .Case([&](shlo::Atan2Op) {
         return floatOnly(
@@ -332,7 +362,21 @@ FailureOr<Value> stablehlo_import::buildScalarOp(OpBuilder &b, Location loc,
                                        math::AbsFOp::create(b, loc, x), inf);
         });
       })
-      .Case([&](shlo::ConvertOp) { return castScalar(b, loc, x, resultType); })
+      .Case([&](shlo::ConvertOp) -> Value {
+        // Unsigned integers were made signless (markUnsigned): their values
+        // widen with zeros and convert to and from floats as unsigned.
+        Type from = x.getType();
+        bool fromInt = isa<IntegerType>(from) && !from.isInteger(1);
+        bool toInt = isa<IntegerType>(resultType) && !resultType.isInteger(1);
+        if (unsignedOperands && fromInt && isa<FloatType>(resultType))
+          return arith::UIToFPOp::create(b, loc, resultType, x);
+        if (unsignedOperands && fromInt && toInt &&
+            from.getIntOrFloatBitWidth() < resultType.getIntOrFloatBitWidth())
+          return arith::ExtUIOp::create(b, loc, resultType, x);
+        if (unsignedResults && isa<FloatType>(from) && toInt)
+          return arith::FPToUIOp::create(b, loc, resultType, x);
+        return castScalar(b, loc, x, resultType);
+      })
       .Case([&](shlo::BitcastConvertOp) -> FailureOr<Value> {
         // Element types of one width only: other widths change the shape.
         if (!resultType.isIntOrFloat() ||

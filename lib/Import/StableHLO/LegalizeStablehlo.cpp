@@ -77,11 +77,63 @@ void liftElidedConstants(ModuleOp module) {
   });
 }
 
+/// `type` with unsigned integer elements made signless.
+Type getSignless(Type type) {
+  if (auto shaped = dyn_cast<RankedTensorType>(type))
+    return shaped.clone(getSignless(shaped.getElementType()));
+  if (auto integer = dyn_cast<IntegerType>(type);
+      integer && integer.isUnsigned())
+    return IntegerType::get(type.getContext(), integer.getWidth());
+  return type;
+}
+
+bool hasUnsigned(TypeRange types) {
+  return llvm::any_of(types,
+                      [](Type type) { return getSignless(type) != type; });
+}
+} // namespace
+
+void stablehlo_import::markUnsigned(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  // Every op is marked before any type changes.
+  module.walk([&](Operation *op) {
+    if (!isStablehloOp(op))
+      return;
+    if (hasUnsigned(op->getOperandTypes()))
+      op->setAttr(kUnsignedOperands, UnitAttr::get(ctx));
+    if (hasUnsigned(op->getResultTypes()))
+      op->setAttr(kUnsignedResults, UnitAttr::get(ctx));
+  });
+  module.walk([&](Operation *op) {
+    if (auto constant = dyn_cast<shlo::ConstantOp>(op))
+      if (auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
+          dense && hasUnsigned(dense.getType()))
+        constant.setValueAttr(
+            dense.bitcast(getSignless(dense.getType().getElementType())));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          arg.setType(getSignless(arg.getType()));
+    for (OpResult result : op->getResults())
+      result.setType(getSignless(result.getType()));
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      SmallVector<Type> inputs, results;
+      for (Type type : func.getArgumentTypes())
+        inputs.push_back(getSignless(type));
+      for (Type type : func.getResultTypes())
+        results.push_back(getSignless(type));
+      func.setFunctionType(FunctionType::get(ctx, inputs, results));
+    }
+  });
+}
+
+namespace {
 struct LegalizeStablehloPass
     : public sbp::impl::SbpLegalizeStablehloPassBase<LegalizeStablehloPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     liftElidedConstants(module);
+    markUnsigned(module);
     if (failed(importHloShardings(module)) ||
         failed(importShardyShardings(module)))
       return signalPassFailure();
@@ -109,7 +161,8 @@ struct LegalizeStablehloPass
       // Ops that read indices from constants go first, while the values
       // they read are still StableHLO constants and arithmetic.
       std::stable_partition(pending.begin(), pending.end(), [](Operation *op) {
-        return isa<shlo::WhileOp, shlo::CaseOp, shlo::DynamicSliceOp>(op);
+        return isa<shlo::WhileOp, shlo::CaseOp, shlo::DynamicSliceOp,
+                   shlo::DynamicUpdateSliceOp>(op);
       });
       bool failed = false;
       for (Operation *op : pending) {

@@ -58,6 +58,16 @@ FailureOr<Value> buildScalarOp(OpBuilder &b, Location loc, Operation *op,
 FailureOr<SmallVector<Value>> buildScalarRegion(OpBuilder &b, Region &region,
                                                 ValueRange arguments);
 
+/// Unit attributes that markUnsigned sets on the StableHLO ops whose
+/// operands, or results, had unsigned integer elements.
+constexpr llvm::StringLiteral kUnsignedOperands = "sbp.unsigned_operands";
+constexpr llvm::StringLiteral kUnsignedResults = "sbp.unsigned_results";
+
+/// Makes every unsigned integer type in `module` signless (arith has no
+/// others), keeping on each StableHLO op whether its operands or results
+/// were unsigned, for the conversions whose meaning depends on it.
+void markUnsigned(ModuleOp module);
+
 /// The ranked static type of `value`; null after reporting on `op`.
 RankedTensorType getStaticType(Operation *op, Value value);
 
