@@ -168,9 +168,86 @@ def main(out):
             [vi("x", [2, 6]), vi("shape", [2], TensorProto.INT64)],
             [vi("y", [3, 4])]),
     }
+    models.update(later_opsets())
+    models.update(external_data(out))
     for name, m in models.items():
         with open(os.path.join(out, name + ".onnx"), "wb") as f:
             f.write(m.SerializeToString())
+
+
+def later_opsets():
+    """Ops whose form changed after opset 17, at opset 20 ("adapted20"),
+    and the same computation written in opset 17 ("adapted17")."""
+    I64 = TensorProto.INT64
+    axes1 = numpy_helper.from_array(np.array([1], np.int64), "axes1")
+    axes0 = numpy_helper.from_array(np.array([0], np.int64), "axes0")
+    const = lambda name, v: helper.make_node("Constant", [], [name], value_float=v)
+    io = ([vi("x", [2, 6])],
+          [vi("y0", [2, 3]), vi("y1", [2, 6]), vi("y2", [6]), vi("y3", [2, 6])])
+    later = model(
+        [helper.make_node("ReduceMean", ["x", "axes1"], ["m"], keepdims=1),
+         helper.make_node("Sub", ["x", "m"], ["d"]),
+         helper.make_node("Gelu", ["d"], ["g"]),
+         helper.make_node("Gelu", ["d"], ["y1"], approximate="tanh"),
+         helper.make_node("Split", ["g"], ["s0", "s1"], axis=1, num_outputs=2),
+         helper.make_node("ReduceMax", ["s0", ""], ["k0"], noop_with_empty_axes=1),
+         helper.make_node("Add", ["k0", "s1"], ["y0"]),
+         helper.make_node("ReduceSumSquare", ["x", "axes0"], ["y2"], keepdims=0),
+         helper.make_node("Cast", ["d"], ["y3"], to=TensorProto.FLOAT, saturate=1)],
+        *io, [axes1, axes0], opset=20)
+    gelu = lambda x, y, p: [
+        const(p + "c", 0.7071067812), helper.make_node("Mul", [x, p + "c"], [p + "a"]),
+        helper.make_node("Erf", [p + "a"], [p + "e"]), const(p + "one", 1.0),
+        helper.make_node("Add", [p + "e", p + "one"], [p + "p"]),
+        helper.make_node("Mul", [x, p + "p"], [p + "q"]), const(p + "h", 0.5),
+        helper.make_node("Mul", [p + "q", p + "h"], [y])]
+    gelu_tanh = [
+        helper.make_node("Mul", ["d", "d"], ["d2"]), helper.make_node("Mul", ["d2", "d"], ["d3"]),
+        const("k1", 0.044715), helper.make_node("Mul", ["d3", "k1"], ["t1"]),
+        helper.make_node("Add", ["d", "t1"], ["t2"]), const("k2", 0.7978845608),
+        helper.make_node("Mul", ["t2", "k2"], ["t3"]), helper.make_node("Tanh", ["t3"], ["t4"]),
+        const("t1one", 1.0), helper.make_node("Add", ["t4", "t1one"], ["t5"]),
+        helper.make_node("Mul", ["d", "t5"], ["t6"]), const("th", 0.5),
+        helper.make_node("Mul", ["t6", "th"], ["y1"])]
+    before = model(
+        [helper.make_node("ReduceMean", ["x"], ["m"], axes=[1], keepdims=1),
+         helper.make_node("Sub", ["x", "m"], ["d"])] + gelu("d", "g", "g") + gelu_tanh +
+        [helper.make_node("Split", ["g"], ["s0", "s1"], axis=1),
+         helper.make_node("Add", ["s0", "s1"], ["y0"]),
+         helper.make_node("ReduceSumSquare", ["x"], ["y2"], axes=[0], keepdims=0),
+         helper.make_node("Identity", ["d"], ["y3"])], *io)
+    # Errors: axes computed at run time; an opset newer than any known.
+    runtime_axes = model(
+        [helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean")],
+        [vi("x", [2, 6]), vi("axes", [1], I64)], [vi("y", None)], opset=18)
+    newest = model([helper.make_node("Relu", ["x"], ["y"])],
+                   [vi("x", [4])], [vi("y", [4])], opset=24)
+    return {"adapted20": later, "adapted17": before,
+            "runtime_axes": runtime_axes, "opset24": newest}
+
+
+def external_data(out):
+    """gemm's weights in a file beside the model, and three broken forms."""
+    def gemm(location, offset=0, length=None):
+        w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3), "w")
+        w.ClearField("raw_data")
+        w.ClearField("float_data")
+        w.data_location = TensorProto.EXTERNAL
+        entries = {"location": location, "offset": str(offset)}
+        if length is not None:
+            entries["length"] = str(length)
+        for key, value in entries.items():
+            entry = w.external_data.add()
+            entry.key, entry.value = key, value
+        return model(
+            [helper.make_node("Gemm", ["x", "w"], ["y"], transB=1, name="fc")],
+            [vi("x", [2, 3])], [vi("y", [2, 4])], [w])
+    with open(os.path.join(out, "weights.bin"), "wb") as f:
+        f.write(b"\0" * 16 + np.arange(12, dtype=np.float32).tobytes())
+    return {"external": gemm("weights.bin", 16, 48),
+            "external_missing": gemm("absent.bin"),
+            "external_outside": gemm("../weights.bin"),
+            "external_short": gemm("weights.bin", 16, 64)}
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 """Real ONNX models through sbp, against PyTorch and onnxruntime.
 
 The models of shared/testdata/onnx (an MLP, an attention block, a 2-layer GPT
-at opsets 14 and 17), and a ResNet-18 and a MobileNet-v2 defined here and
-exported by PyTorch (opset 17, random weights), are run with sbp-run on one
+at opsets 14 and 17), a ResNet-18 and a MobileNet-v2 defined here and
+exported by PyTorch (opset 17, random weights), and a small GPT and CNN
+exported with torch.onnx.export's defaults (opset 20, external data), are run with sbp-run on one
 rank and partitioned on four (the batch split, weights replicated and passed
 with --input by name). Each result must match the reference (PyTorch for the
 CNNs, onnxruntime for the shared models; onnxruntime is checked for all)
@@ -15,6 +16,8 @@ count and `N passed, N failed`; exits 1 on any failure.
 """
 
 import argparse
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -109,6 +112,72 @@ class MobileNetV2(nn.Module):
     def forward(self, x):
         x = nn.functional.adaptive_avg_pool2d(self.features(x), 1)
         return self.classifier(torch.flatten(x, 1))
+
+
+# A GPT and a small CNN as PyTorch's default exporter writes them (torch.export:
+# opset 20 with Gelu, Split by num_outputs, weights in an external data file).
+class GptBlock(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.fc, self.out = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        q, k, v = [y.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+                   for y in (q, k, v)]
+        y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, c))
+        return x + self.out(nn.functional.gelu(self.fc(self.ln2(x)),
+                                               approximate="tanh"))
+
+
+class Gpt(nn.Module):
+    def __init__(self, vocab=64, width=32, heads=4, layers=2, length=16):
+        super().__init__()
+        self.tokens, self.positions = nn.Embedding(vocab, width), nn.Embedding(length, width)
+        self.blocks = nn.ModuleList([GptBlock(width, heads) for _ in range(layers)])
+        self.ln, self.head = nn.LayerNorm(width), nn.Linear(width, vocab, bias=False)
+
+    def forward(self, ids):
+        x = self.tokens(ids) + self.positions(torch.arange(ids.shape[1]))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln(x))
+
+
+class SmallCnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+        self.conv2, self.fc = nn.Conv2d(8, 8, 3, stride=2), nn.Linear(72, 10)
+        self.ln, self.drop = nn.LayerNorm(10), nn.Dropout(0.1)
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(torch.relu(self.bn(self.conv1(x))), 2)
+        x = self.drop(torch.flatten(nn.functional.gelu(self.conv2(x)), 1))
+        return self.ln(self.fc(x))
+
+
+def export_default(model, example, path):
+    """torch.onnx.export with its defaults; returns PyTorch's result."""
+    model.eval()
+    with torch.no_grad():
+        expected = model(example).numpy()
+    with contextlib.redirect_stdout(io.StringIO()):
+        torch.onnx.export(model, (example,), path, input_names=["x"],
+                          output_names=["y"])
+    # What this case is for: a later opset and an external data file.
+    written = onnx.load(path, load_external_data=False)
+    opset = max(o.version for o in written.opset_import if o.domain in ("", "ai.onnx"))
+    external = sum(t.data_location == onnx.TensorProto.EXTERNAL
+                   for t in written.graph.initializer)
+    print("exported %s: opset %d, %d initializers in external data" % (
+        os.path.basename(path), opset, external))
+    return expected
 
 
 def randomize_batch_norms(model, generator):
@@ -208,6 +277,14 @@ def main():
         path = os.path.join(args.workdir, name + ".onnx")
         inputs, expected = export_cnn(name, model, path)
         models[name] = (path, inputs, {}, expected)
+
+    ids = torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(1))
+    image = torch.randn(4, 3, 16, 16, generator=torch.Generator().manual_seed(2))
+    for name, model, example in [("gpt_torch_export", Gpt(), ids),
+                                 ("cnn_torch_export", SmallCnn(), image)]:
+        path = os.path.join(args.workdir, name + ".onnx")
+        expected = export_default(model, example, path)
+        models[name] = (path, {"x": example.numpy()}, {}, expected)
 
     passed = failed = 0
     for name, (path, inputs, shapes, torch_ref) in models.items():

@@ -452,11 +452,13 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
     addError("the model imports no version of the default ONNX opset");
     return failure();
   }
-  if (opset > 17) {
-    addError("opset " + Twine(opset) +
-             " is newer than 17, the newest sbp imports");
+  std::vector<std::string> adaptErrors;
+  if (failed(adaptToOpset17(model, opset, adaptErrors))) {
+    for (const std::string &message : adaptErrors)
+      addError(message);
     return failure();
   }
+  opset = std::min<int64_t>(opset, 17);
   onnx::GraphProto &graph = *model.mutable_graph();
   static const ConverterTable table = [] {
     ConverterTable converters;
@@ -628,6 +630,11 @@ OnnxImport sbp::importOnnxModel(llvm::MemoryBufferRef buffer,
   }
   if (!model.has_graph()) {
     error = (filename + ": not an ONNX model (no graph)").str();
+    return result;
+  }
+  if (std::string reason;
+      failed(onnx_import::loadExternalData(model, filename, reason))) {
+    error = (filename + ": " + reason).str();
     return result;
   }
   GraphImporter importer(context, filename, options);

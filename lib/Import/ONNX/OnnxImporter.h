@@ -103,6 +103,20 @@ DenseElementsAttr getTensorAttr(MLIRContext *context,
                                 std::string &error);
 
 //===----------------------------------------------------------------------===//
+// Preparing the model.
+//===----------------------------------------------------------------------===//
+
+/// Reads the tensors that `model` (read from `modelPath`) keeps in external
+/// data files into their raw data; `error` names the tensor and the file.
+LogicalResult loadExternalData(onnx::ModelProto &model, StringRef modelPath,
+                               std::string &error);
+
+/// Rewrites a model of opset 18 to 23 into opset 17 (OpsetAdapter.cpp);
+/// `errors` gets one message per node it cannot rewrite.
+LogicalResult adaptToOpset17(onnx::ModelProto &model, int64_t opset,
+                             std::vector<std::string> &errors);
+
+//===----------------------------------------------------------------------===//
 // Builders shared by the converters.
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,240 @@
+//===- OpsetAdapter.cpp - ONNX opsets 18 to 23 as opset 17 ----------------===//
+//
+// The ONNX library sbp links (its checker and shape inference) knows opsets
+// up to 17, while PyTorch's exporter writes opset 18 and later. Between 17
+// and 23, the ops sbp imports changed in a few ways only, and a model of a
+// later opset is rewritten into opset 17, node by node:
+// - Reduce* (18) take their axes as an input: constant axes become the
+//   attribute again; no axes with noop_with_empty_axes is an Identity.
+// - Split (18) may give num_outputs: opset 17 splits evenly into the
+//   outputs, the same where the size divides.
+// - Gelu (20) is expanded: 0.5 x (1 + erf(x / sqrt 2)), or with tanh.
+// - Attributes added with a default (Resize's antialias, axes and
+//   keep_aspect_ratio_policy, AveragePool's dilations, Cast's saturate) are
+//   dropped when they hold it, and reported otherwise; so are Pad's axes
+//   input and its wrap mode.
+// Every other change of those opsets adds element types or ops, which the
+// importer reports as it does for any model. The IR version drops to 8,
+// the library's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::sbp;
+using namespace mlir::sbp::onnx_import;
+
+namespace {
+/// The newest opset whose changes are known here.
+constexpr int64_t kNewestOpset = 23;
+
+/// The integers of constant `name` (an initializer or a Constant's output).
+std::optional<std::vector<int64_t>>
+getConstantInts(const onnx::GraphProto &graph, const std::string &name) {
+  const onnx::TensorProto *tensor = nullptr;
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    if (initializer.name() == name)
+      tensor = &initializer;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Constant" && node.output_size() == 1 &&
+        node.output(0) == name)
+      for (const onnx::AttributeProto &attribute : node.attribute())
+        if (attribute.name() == "value" && attribute.has_t())
+          tensor = &attribute.t();
+  if (!tensor || tensor->data_type() != onnx::TensorProto::INT64)
+    return std::nullopt;
+  if (!tensor->has_raw_data())
+    return std::vector<int64_t>(tensor->int64_data().begin(),
+                                tensor->int64_data().end());
+  const std::string &raw = tensor->raw_data();
+  std::vector<int64_t> values(raw.size() / sizeof(int64_t));
+  std::memcpy(values.data(), raw.data(), values.size() * sizeof(int64_t));
+  return values;
+}
+
+const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
+                                          StringRef name) {
+  for (const onnx::AttributeProto &attribute : node.attribute())
+    if (attribute.name() == name)
+      return &attribute;
+  return nullptr;
+}
+
+/// Removes attribute `name` of `node`, if it has it.
+void dropAttribute(onnx::NodeProto &node, StringRef name) {
+  auto *attributes = node.mutable_attribute();
+  for (int i = attributes->size() - 1; i >= 0; --i)
+    if (attributes->Get(i).name() == name)
+      attributes->DeleteSubrange(i, 1);
+}
+
+/// Rewrites one node; appends it (or what replaces it) to `out`. Returns
+/// a reason where the node cannot be expressed in opset 17.
+std::optional<std::string> adaptNode(const onnx::GraphProto &graph,
+                                     onnx::NodeProto node,
+                                     std::vector<onnx::NodeProto> &out) {
+  const std::string &op = node.op_type();
+  auto intAttr = [&](StringRef name, int64_t otherwise) {
+    const onnx::AttributeProto *attribute = findAttribute(node, name);
+    return attribute ? attribute->i() : otherwise;
+  };
+  // Drops `name` where it holds its default; a reason otherwise.
+  auto dropDefault =
+      [&](StringRef name,
+          function_ref<bool(const onnx::AttributeProto &)> isDefault)
+      -> std::optional<std::string> {
+    const onnx::AttributeProto *attribute = findAttribute(node, name);
+    if (attribute && !isDefault(*attribute))
+      return (op + "'s attribute '" + name + "' other than its default").str();
+    dropAttribute(node, name);
+    return std::nullopt;
+  };
+  static const llvm::StringSet<> reductions = {
+      "ReduceMax",    "ReduceMin",       "ReduceMean",
+      "ReduceProd",   "ReduceL1",        "ReduceL2",
+      "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+  if (reductions.contains(op)) {
+    bool noop = intAttr("noop_with_empty_axes", 0) != 0;
+    dropAttribute(node, "noop_with_empty_axes");
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+      std::optional<std::vector<int64_t>> axes =
+          getConstantInts(graph, node.input(1));
+      if (!axes)
+        return op + " with axes that are not a constant";
+      // No axes attribute reduces over all of them in opset 17.
+      if (!axes->empty()) {
+        onnx::AttributeProto *attribute = node.add_attribute();
+        attribute->set_name("axes");
+        attribute->set_type(onnx::AttributeProto::INTS);
+        for (int64_t axis : *axes)
+          attribute->add_ints(axis);
+      }
+      noop &= axes->empty();
+    }
+    if (node.input_size() > 1)
+      node.mutable_input()->DeleteSubrange(1, node.input_size() - 1);
+    if (noop) {
+      node.set_op_type("Identity");
+      node.clear_attribute();
+    }
+  } else if (op == "Split") {
+    dropAttribute(node, "num_outputs");
+  } else if (op == "Pad") {
+    if (node.input_size() > 3 && !node.input(3).empty())
+      return std::string("Pad with an axes input");
+    const onnx::AttributeProto *mode = findAttribute(node, "mode");
+    if (mode && mode->s() == "wrap")
+      return std::string("Pad in wrap mode");
+  } else if (op == "Resize") {
+    auto isZero = [](const onnx::AttributeProto &a) { return a.i() == 0; };
+    const onnx::AttributeProto *mode =
+        findAttribute(node, "coordinate_transformation_mode");
+    if (mode && mode->s() == "half_pixel_symmetric")
+      return std::string("Resize in half_pixel_symmetric mode");
+    if (auto reason = dropDefault("antialias", isZero))
+      return reason;
+    if (auto reason = dropDefault("axes", [](const onnx::AttributeProto &a) {
+          return a.ints_size() == 0;
+        }))
+      return reason;
+    if (auto reason = dropDefault(
+            "keep_aspect_ratio_policy",
+            [](const onnx::AttributeProto &a) { return a.s() == "stretch"; }))
+      return reason;
+  } else if (op == "AveragePool") {
+    if (auto reason =
+            dropDefault("dilations", [](const onnx::AttributeProto &a) {
+              return llvm::all_of(a.ints(), [](int64_t d) { return d == 1; });
+            }))
+      return reason;
+  } else if (op == "Cast" || op == "CastLike") {
+    dropAttribute(node, "saturate");
+  } else if (op == "Gelu") {
+    const onnx::AttributeProto *approximate =
+        findAttribute(node, "approximate");
+    bool tanh = approximate && approximate->s() == "tanh";
+    if (approximate && !tanh && approximate->s() != "none")
+      return "Gelu with approximate '" + approximate->s() + "'";
+    const std::string &x = node.input(0);
+    std::string prefix = node.output(0) + "/sbp.gelu.";
+    int next = 0;
+    auto add = [&](StringRef type, ArrayRef<std::string> inputs) {
+      onnx::NodeProto &added = out.emplace_back();
+      added.set_op_type(type.str());
+      added.set_name(prefix + std::to_string(next));
+      for (const std::string &input : inputs)
+        added.add_input(input);
+      added.add_output(prefix + std::to_string(next++));
+      return added.output(0);
+    };
+    // A float constant as x's type.
+    auto constant = [&](float value) {
+      onnx::NodeProto &added = out.emplace_back();
+      added.set_op_type("Constant");
+      added.set_name(prefix + std::to_string(next));
+      added.add_output(prefix + std::to_string(next++));
+      onnx::AttributeProto *attribute = added.add_attribute();
+      attribute->set_name("value");
+      attribute->set_type(onnx::AttributeProto::TENSOR);
+      attribute->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+      attribute->mutable_t()->add_float_data(value);
+      return add("CastLike", {added.output(0), x});
+    };
+    std::string inner;
+    if (tanh) {
+      std::string cube = add("Mul", {add("Mul", {x, x}), x});
+      std::string sum =
+          add("Add", {x, add("Mul", {cube, constant(0.044715f)})});
+      inner = add("Tanh", {add("Mul", {sum, constant(0.7978845608f)})});
+    } else {
+      inner = add("Erf", {add("Mul", {x, constant(0.7071067812f)})});
+    }
+    std::string half = add("Mul", {x, constant(0.5f)});
+    std::string one = add("Add", {inner, constant(1.0f)});
+    onnx::NodeProto &result = out.emplace_back();
+    result.set_op_type("Mul");
+    result.set_name(node.name());
+    result.add_input(half);
+    result.add_input(one);
+    result.add_output(node.output(0));
+    return std::nullopt;
+  }
+  out.push_back(std::move(node));
+  return std::nullopt;
+}
+} // namespace
+
+LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
+                                          int64_t opset,
+                                          std::vector<std::string> &errors) {
+  if (opset <= 17)
+    return success();
+  if (opset > kNewestOpset) {
+    errors.push_back("opset " + std::to_string(opset) + " is newer than " +
+                     std::to_string(kNewestOpset) + ", the newest sbp imports");
+    return failure();
+  }
+  onnx::GraphProto &graph = *model.mutable_graph();
+  std::vector<onnx::NodeProto> nodes;
+  bool ok = true;
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (std::optional<std::string> reason = adaptNode(graph, node, nodes)) {
+      std::string label = node.name().empty() ? "#" + std::to_string(index)
+                                              : "'" + node.name() + "'";
+      errors.push_back("node " + label + ": " + *reason + " (opset " +
+                       std::to_string(opset) + ") is not supported");
+      ok = false;
+    }
+  if (!ok)
+    return failure();
+  graph.clear_node();
+  for (onnx::NodeProto &node : nodes)
+    *graph.add_node() = std::move(node);
+  for (onnx::OperatorSetIdProto &set : *model.mutable_opset_import())
+    if (set.domain().empty() || set.domain() == "ai.onnx")
+      set.set_version(17);
+  model.set_ir_version(std::min<int64_t>(model.ir_version(), 8));
+  return success();
+}
