@@ -53,7 +53,7 @@ SUPPORTED = {
     "Constant", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "Shrink",
     "Pad", "InstanceNormalization", "Tile", "DepthToSpace", "SpaceToDepth",
     "Size", "EyeLike", "OneHot", "ScatterElements", "Scatter", "ScatterND",
-    "GatherND",
+    "GatherND", "TopK",
 }
 
 

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "sbp/Import/SortBuilders.h"
 #include <cfloat>
 
 using namespace mlir;
@@ -509,6 +510,32 @@ Value subtract(OpBuilder &b, Location loc, Value x, Value y) {
       });
 }
 
+/// TopK: the k largest (or smallest) elements along the axis, in order,
+/// equal ones by position, and their positions (SortBuilders.h).
+LogicalResult convertTopK(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type || type.getRank() == 0 || !type.getElementType().isIntOrFloat())
+    return n.error("needs a tensor of numbers of rank 1 or more");
+  std::optional<int64_t> axis =
+      normalizeAxis(n.intAttr("axis", -1), type.getRank());
+  if (!axis)
+    return n.error("axis out of range");
+  std::optional<SmallVector<int64_t>> k = n.intsInput(1);
+  int64_t size = type.getDimSize(*axis);
+  if (!k || k->size() != 1 || (*k)[0] < 0 || (*k)[0] > size)
+    return n.error("needs K, a constant in [0, " + std::to_string(size) + "]");
+  if (n.intAttr("sorted", 1) == 0)
+    return n.error("unsorted TopK (sorted=0) is not supported");
+  FailureOr<SmallVector<Value>> results = sort_builders::buildTopK(
+      n.builder(), n.getLoc(), n.input(0), *axis, (*k)[0],
+      n.intAttr("largest", 1) != 0, n.builder().getI64Type());
+  if (failed(results))
+    return failure();
+  n.setOutput(0, (*results)[0]);
+  n.setOutput(1, (*results)[1]);
+  return success();
+}
+
 /// ArgMax and ArgMin: one reduction over the axis carrying the extreme so
 /// far and its index (int64); the first index of equal extremes, or the
 /// last with select_last_index.
@@ -871,6 +898,7 @@ void onnx_import::addElementwiseConverters(ConverterTable &table) {
       });
   table["Pow"] = convertPow;
   table["Mod"] = convertMod;
+  table["TopK"] = convertTopK;
   table["ArgMax"] = convertArgExtreme(true);
   table["ArgMin"] = convertArgExtreme(false);
   table["Equal"] = compare(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq);

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "sbp/Import/SortBuilders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -36,8 +37,8 @@ Value buildCompare(OpBuilder &b, Location loc, shlo::CompareOp op, Value lhs,
   shlo::ComparisonDirection direction = op.getComparisonDirection();
   if (isa<FloatType>(lhs.getType()) &&
       op.getCompareType() == shlo::ComparisonType::TOTALORDER) {
-    lhs = buildTotalOrderKey(b, loc, lhs);
-    rhs = buildTotalOrderKey(b, loc, rhs);
+    lhs = sort_builders::buildTotalOrderKey(b, loc, lhs);
+    rhs = sort_builders::buildTotalOrderKey(b, loc, rhs);
   }
   if (isa<FloatType>(lhs.getType())) {
     // Ordered comparisons, except NE: NaN != NaN is true.
@@ -530,20 +531,6 @@ stablehlo_import::evaluateIndex(Value value,
         return std::nullopt;
       })
       .Default([](Operation *) { return std::nullopt; });
-}
-
-Value stablehlo_import::buildTotalOrderKey(OpBuilder &b, Location loc,
-                                           Value x) {
-  unsigned width = x.getType().getIntOrFloatBitWidth();
-  Type intType = b.getIntegerType(width);
-  Value bits = arith::BitcastOp::create(b, loc, intType, x);
-  // Negative floats order backwards as integers: flip all but their sign.
-  Value sign = arith::ShRSIOp::create(
-      b, loc, bits, arith::ConstantIntOp::create(b, loc, intType, width - 1));
-  Value magnitude = arith::ConstantOp::create(
-      b, loc, b.getIntegerAttr(intType, APInt::getSignedMaxValue(width)));
-  return arith::XOrIOp::create(b, loc, bits,
-                               arith::AndIOp::create(b, loc, sign, magnitude));
 }
 
 Value stablehlo_import::extractScalar(OpBuilder &b, Location loc,

@@ -92,11 +92,6 @@ Value buildReverse(OpBuilder &b, Location loc, Value input,
 /// A scalar of `tensor` (0-d): the constant itself when it is one.
 Value extractScalar(OpBuilder &b, Location loc, Value tensor);
 
-/// A signless integer of the float scalar `x`'s width whose signed order is
-/// StableHLO's total order of floats: -NaN < -Inf < ... < -0 < +0 < ... <
-/// +Inf < +NaN.
-Value buildTotalOrderKey(OpBuilder &b, Location loc, Value x);
-
 /// The integer scalar `value` as an index (sign-extended).
 Value toIndex(OpBuilder &b, Location loc, Value value);
 
