@@ -1051,9 +1051,10 @@ Value Differentiator::buildGatherAdjoint(linalg::LinalgOp op,
   SmallVector<int64_t> oneHotShape(idsType.getShape());
   oneHotShape.push_back(tableType.getDimSize(*rowDim));
   auto oneHotType = RankedTensorType::get(oneHotShape, element);
+  // (getMajorSubMap(0) would be a null map for 0-d ids.)
   SmallVector<AffineMap> oneHotMaps = {
-      AffineMap::getMultiDimIdentityMap(idsRank + 1, ctx)
-          .getMajorSubMap(idsRank),
+      AffineMap::getMultiDimMapWithTargets(
+          idsRank + 1, llvm::to_vector(llvm::seq<unsigned>(0, idsRank)), ctx),
       AffineMap::getMultiDimIdentityMap(idsRank + 1, ctx)};
   Value oneHot =
       linalg::GenericOp::create(

@@ -31,8 +31,8 @@ def main(out):
         # Two unsupported ops: the error lists both.
         "unsupported": model(
             [helper.make_node("NonZero", ["x"], ["nz"], name="find"),
-             helper.make_node("TopK", ["x", "k"], ["v", "i"], name="best")],
-            [vi("x", [4]), vi("k", [1], TensorProto.INT64)],
+             helper.make_node("Hardmax", ["x"], ["v"], name="best")],
+            [vi("x", [4])],
             [vi("nz", None, TensorProto.INT64), vi("v", None)]),
         "opset18": model([helper.make_node("Relu", ["x"], ["y"])],
                          [vi("x", [4])], [vi("y", [4])], opset=18),
@@ -168,6 +168,16 @@ def main(out):
             [vi("x", [2, 6]), vi("shape", [2], TensorProto.INT64)],
             [vi("y", [3, 4])]),
     }
+    # Gathers at constant indices: a scalar and a run are slices, others
+    # stay gathers.
+    models["const_gathers"] = model(
+        [helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.array(1, np.int64))),
+         helper.make_node("Constant", [], ["run"], value=numpy_helper.from_array(np.array([-3, -2], np.int64))),
+         helper.make_node("Constant", [], ["jump"], value=numpy_helper.from_array(np.array([2, 0], np.int64))),
+         helper.make_node("Gather", ["x", "one"], ["y0"], axis=0),
+         helper.make_node("Gather", ["x", "run"], ["y1"], axis=1),
+         helper.make_node("Gather", ["x", "jump"], ["y2"], axis=1)],
+        [vi("x", [3, 4])], [vi("y0", [4]), vi("y1", [3, 2]), vi("y2", [3, 2])])
     models.update(later_opsets())
     models.update(external_data(out))
     for name, m in models.items():

@@ -421,6 +421,30 @@ LogicalResult convertGather(NodeImporter &n) {
   SmallVector<int64_t> shape(data.getShape().take_front(*axis));
   llvm::append_range(shape, indices.getShape());
   llvm::append_range(shape, data.getShape().drop_front(*axis + 1));
+  // A constant index, or a run of consecutive ones, is a slice (PyTorch's
+  // `x[k]`, MultiheadAttention's q, k and v): it splits along the other
+  // dimensions, where a gather would keep its table whole.
+  if (constIndices && indices.getRank() <= 1 && !ShapedType::isDynamic(dim)) {
+    SmallVector<int64_t> values = toInts(constIndices);
+    for (int64_t &index : values)
+      index += index < 0 ? dim : 0;
+    bool run = !values.empty() && values.front() >= 0 && values.back() < dim &&
+               llvm::all_of(
+                   llvm::seq<size_t>(1, values.size()),
+                   [&](size_t i) { return values[i] == values[i - 1] + 1; });
+    if (run) {
+      SmallVector<int64_t> offsets(data.getRank(), 0), sizes(data.getShape());
+      offsets[*axis] = values.front();
+      sizes[*axis] = values.size();
+      n.setOutput(0,
+                  tensor::ExtractSliceOp::create(
+                      n.builder(), n.getLoc(),
+                      RankedTensorType::get(shape, data.getElementType()),
+                      n.input(0), ValueRange(), ValueRange(), ValueRange(),
+                      offsets, sizes, SmallVector<int64_t>(data.getRank(), 1)));
+      return success();
+    }
+  }
   unsigned rank = shape.size(), q = indices.getRank();
   OpBuilder &b = n.builder();
   MLIRContext *ctx = b.getContext();
@@ -793,9 +817,9 @@ buildScatter(NodeImporter &n, unsigned updateLoops,
   int64_t rank = data.getRank();
   OpBuilder &b = n.builder();
   SmallVector<AffineMap> maps(inputMaps);
-  maps.push_back(
-      AffineMap::getMultiDimIdentityMap(rank + updateLoops, b.getContext())
-          .getMajorSubMap(rank));
+  maps.push_back(AffineMap::getMultiDimMapWithTargets(
+      rank + updateLoops, llvm::to_vector(llvm::seq<unsigned>(0, rank)),
+      b.getContext()));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   iterators.append(updateLoops, utils::IteratorType::reduction);
@@ -1177,7 +1201,8 @@ LogicalResult convertCumSum(NodeImporter &n) {
     inputExprs.push_back(getAffineDimExpr(d == *axis ? rank : d, ctx));
   SmallVector<AffineMap> maps = {
       AffineMap::get(rank + 1, 0, inputExprs, ctx),
-      AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)};
+      AffineMap::getMultiDimMapWithTargets(
+          rank + 1, llvm::to_vector(llvm::seq<unsigned>(0, rank)), ctx)};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
