@@ -228,6 +228,12 @@ NdSbpAttr FunctionPropagation::neededBy(OpOperand &use) {
   Operation *parent = user->getParentOp();
   if (parent == func.getOperation())
     return resultLayouts[index];
+  // A while loop has no rule, so it is laid out whole, and so are the values
+  // its regions pass on (its condition's operands are off by one from its
+  // results, and its body's go back to its arguments).
+  if (isa<scf::WhileOp>(parent))
+    return isa<RankedTensorType>(use.get().getType()) ? replicated
+                                                      : NdSbpAttr();
   if (index < parent->getNumResults() &&
       isa<RankedTensorType>(parent->getResult(index).getType()))
     return layoutOf(parent->getResult(index));

@@ -48,6 +48,14 @@ NdSbpAttr sbp::getValueSharding(Value value) {
     return getEntry(loop, SbpDialect::getResultShardingsAttrName(),
                     arg.getArgNumber() - 1);
   }
+  // A while loop's condition region takes what its operands (then its body)
+  // pass, its body what its results get.
+  if (auto loop = dyn_cast<scf::WhileOp>(parent))
+    return arg.getOwner()->getParent() == &loop.getBefore()
+               ? getEntry(loop, SbpDialect::getOperandShardingsAttrName(),
+                          arg.getArgNumber())
+               : getEntry(loop, SbpDialect::getResultShardingsAttrName(),
+                          arg.getArgNumber());
   return {};
 }
 
@@ -63,6 +71,16 @@ NdSbpAttr sbp::getUseSharding(OpOperand &use) {
     if (auto func = dyn_cast_or_null<FunctionOpInterface>(parent))
       return func.getResultAttrOfType<NdSbpAttr>(
           index, SbpDialect::getShardingAttrName());
+    // A while's condition passes its operands after the first to the
+    // results; its body yields the next operands.
+    if (auto loop = dyn_cast_or_null<scf::WhileOp>(parent)) {
+      if (isa<scf::ConditionOp>(user))
+        return index == 0
+                   ? NdSbpAttr()
+                   : getEntry(loop, SbpDialect::getResultShardingsAttrName(),
+                              index - 1);
+      return getEntry(loop, SbpDialect::getOperandShardingsAttrName(), index);
+    }
     if (parent && index < parent->getNumResults())
       return getEntry(parent, SbpDialect::getResultShardingsAttrName(), index);
     return {};

@@ -25,23 +25,6 @@ func.func @shape_mismatch(%a: tensor<4xf32>, %b: tensor<3xf32>) -> tensor<4xf32>
 
 // -----
 
-func.func @unbounded_loop(%a: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
-  %c = stablehlo.constant dense<0> : tensor<i32>
-  // expected-error @+1 {{the loop's condition does not follow from constants}}
-  %0:2 = stablehlo.while(%i = %c, %x = %a) : tensor<i32>, tensor<4xf32>
-  cond {
-    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.return %lt : tensor<i1>
-  } do {
-    %one = stablehlo.constant dense<1> : tensor<i32>
-    %next = stablehlo.add %i, %one : tensor<i32>
-    stablehlo.return %next, %x : tensor<i32>, tensor<4xf32>
-  }
-  return %0#1 : tensor<4xf32>
-}
-
-// -----
-
 func.func @dynamic_slice_size(%a: tensor<4xf32>, %i: tensor<i32>) -> tensor<5xf32> {
   // expected-error @+1 {{expected 1 start indices and sizes within the operand's}}
   %0 = stablehlo.dynamic_slice %a, %i, sizes = [5] : (tensor<4xf32>, tensor<i32>) -> tensor<5xf32>

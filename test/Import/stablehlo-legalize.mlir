@@ -307,3 +307,33 @@ func.func @select_and_scatter(%x: tensor<5xf32>, %g: tensor<2xf32>) -> tensor<5x
   }) : (tensor<5xf32>, tensor<2xf32>, tensor<f32>) -> tensor<5xf32>
   return %0 : tensor<5xf32>
 }
+
+// -----
+
+// A loop whose trip count is known only at run time is an scf.while; its
+// regions are converted like the rest.
+// CHECK-LABEL: func @unbounded_loop
+// CHECK: %[[R:.*]]:2 = scf.while (%[[I:.*]] = %{{.*}}, %[[X:.*]] = %{{.*}}) : (tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>)
+// CHECK: %[[LT:.*]] = linalg.generic
+// CHECK: arith.cmpi slt
+// CHECK: %[[GO:.*]] = tensor.extract %[[LT]][] : tensor<i1>
+// CHECK: scf.condition(%[[GO]]) %[[I]], %[[X]] : tensor<i32>, tensor<4xf32>
+// CHECK: } do {
+// CHECK: arith.addi
+// CHECK: math.tanh
+// CHECK: scf.yield
+// CHECK: return %[[R]]#1 : tensor<4xf32>
+func.func @unbounded_loop(%a: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c, %x = %a) : tensor<i32>, tensor<4xf32>
+  cond {
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %y = stablehlo.tanh %x : tensor<4xf32>
+    stablehlo.return %next, %y : tensor<i32>, tensor<4xf32>
+  }
+  return %0#1 : tensor<4xf32>
+}

@@ -142,6 +142,10 @@ def cases():
     yield "while", "while", lambda a: lax.fori_loop(0, 5, lambda k, v: v * 0.5 + k, a), (x,)
     yield "while_scan", "while", lambda a: lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(6, jnp.float32), a), (x,)
     yield "while_update", "while", lambda a: lax.fori_loop(0, 4, lambda i, v: v.at[i].set(v[i] * 2 + i), a), (x,)
+    # Trip counts known only at run time, and one too long to unroll: loops.
+    yield "while_runtime", "while", lambda a, n: lax.fori_loop(0, n, lambda k, v: jnp.tanh(v) + 0.1, a), (x, np.array(3, np.int32))
+    yield "while_converge", "while", lambda a: lax.while_loop(lambda c: c[1] < 20.0, lambda c: (c[0] * 1.5, c[1] + jnp.sum(jnp.abs(c[0]))), (a, 0.0))[0], (x,)
+    yield "while_long", "while", lambda a: lax.fori_loop(0, 5000, lambda k, v: v * 0.999 + 0.001, a), (x,)
     yield "case", "case", lambda a: lax.switch(1, [jnp.sin, jnp.cos, jnp.tanh], a), (x,)
     yield "case_clamped", "case", lambda a: lax.switch(7, [jnp.sin, jnp.cos, jnp.tanh], a), (x,)
     # Indices known only at run time: branches.

@@ -1,9 +1,9 @@
 //===- ControlFlow.cpp - StableHLO while and case -------------------------===//
 //
-// The logical program has no control flow: loops whose trip count follows
-// from constants (JAX's fori_loop and scan over a static range) are
-// unrolled, and a case whose index is a constant is replaced by its branch;
-// one on a run-time index becomes nested scf.if.
+// Loops whose trip count follows from constants (JAX's fori_loop and scan
+// over a static range) are unrolled, up to kMaxTrips iterations; others
+// become scf.while. A case whose index is a constant is replaced by its
+// branch; one on a run-time index becomes nested scf.if.
 // The cloned ops are StableHLO still; the driver converts them next.
 //
 //===----------------------------------------------------------------------===//
@@ -39,44 +39,78 @@ SmallVector<Value> cloneBlock(OpBuilder &b, Block &block,
   return results;
 }
 
+/// The loop as scf.while; its regions stay StableHLO, converted in the next
+/// round.
+Result buildWhile(shlo::WhileOp loop, OpBuilder &b) {
+  if (llvm::any_of(loop->getResultTypes(),
+                   [](Type type) { return !isa<RankedTensorType>(type); })) {
+    loop.emitError("a loop whose trip count is known only at run time needs "
+                   "tensors for every carried value");
+    return failure();
+  }
+  Location loc = loop.getLoc();
+  auto whileOp = scf::WhileOp::create(
+      b, loc, loop->getResultTypes(), loop.getOperand(),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value proceed = cloneBlock(nb, loop.getCond().front(), args)[0];
+        scf::ConditionOp::create(
+            nb, l, tensor::ExtractOp::create(nb, l, proceed, ValueRange()),
+            args);
+      },
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        scf::YieldOp::create(nb, l,
+                             cloneBlock(nb, loop.getBody().front(), args));
+      });
+  return SmallVector<Value>(whileOp.getResults());
+}
+
+/// The integer values carried around `loop`, as far as constants give them,
+/// across one trip: enough to evaluate its condition. Returns whether the
+/// loop goes on (std::nullopt where constants do not say) and, when it
+/// does, advances `carried`.
+std::optional<bool>
+advanceTrip(shlo::WhileOp loop,
+            SmallVectorImpl<std::optional<int64_t>> &carried) {
+  auto evaluate = [&](Block &block, Value value) {
+    llvm::DenseMap<Value, int64_t> known;
+    for (auto [arg, number] : llvm::zip(block.getArguments(), carried))
+      if (number)
+        known[arg] = *number;
+    return evaluateIndex(value, &known);
+  };
+  Block &cond = loop.getCond().front(), &body = loop.getBody().front();
+  std::optional<int64_t> proceed =
+      evaluate(cond, cond.getTerminator()->getOperand(0));
+  if (!proceed || !*proceed)
+    return proceed.has_value() ? std::optional<bool>(false) : std::nullopt;
+  SmallVector<std::optional<int64_t>> next;
+  for (Value result : body.getTerminator()->getOperands())
+    next.push_back(evaluate(body, result));
+  carried.assign(next.begin(), next.end());
+  return true;
+}
+
 Result convertWhile(Operation *op, OpBuilder &b) {
   auto loop = cast<shlo::WhileOp>(op);
-  Block &cond = loop.getCond().front();
-  Block &body = loop.getBody().front();
-  // The integer values carried around the loop, as far as constants give
-  // them: enough to evaluate the condition.
-  llvm::DenseMap<Value, int64_t> known;
-  SmallVector<std::optional<int64_t>> carried;
+  SmallVector<std::optional<int64_t>> initial;
   for (Value init : loop.getOperand())
-    carried.push_back(evaluateIndex(init));
-  SmallVector<Value> values(loop.getOperand());
-  for (int64_t trip = 0;; ++trip) {
-    known.clear();
-    for (auto [arg, value] : llvm::zip(cond.getArguments(), carried))
-      if (value)
-        known[arg] = *value;
-    std::optional<int64_t> proceed =
-        evaluateIndex(cond.getTerminator()->getOperand(0), &known);
-    if (!proceed) {
-      op->emitError("the loop's condition does not follow from constants; "
-                    "only loops with a static trip count are supported");
-      return failure();
-    }
+    initial.push_back(evaluateIndex(init));
+  // Count the trips first: a loop whose count is known only at run time, or
+  // is large, stays a loop.
+  SmallVector<std::optional<int64_t>> carried(initial);
+  int64_t trips = 0;
+  for (;; ++trips) {
+    std::optional<bool> proceed = advanceTrip(loop, carried);
+    if (!proceed || (*proceed && trips == kMaxTrips))
+      return buildWhile(loop, b);
     if (!*proceed)
-      return values;
-    if (trip == kMaxTrips) {
-      op->emitError() << "the loop runs more than " << kMaxTrips
-                      << " times; it is not unrolled";
-      return failure();
-    }
-    known.clear();
-    for (auto [arg, value] : llvm::zip(body.getArguments(), carried))
-      if (value)
-        known[arg] = *value;
-    for (auto [i, result] :
-         llvm::enumerate(body.getTerminator()->getOperands()))
-      carried[i] = evaluateIndex(result, &known);
-    values = cloneBlock(b, body, values);
+      break;
+  }
+  carried = initial;
+  SmallVector<Value> values(loop.getOperand());
+  for (int64_t trip = 0; trip < trips; ++trip) {
+    advanceTrip(loop, carried);
+    values = cloneBlock(b, loop.getBody().front(), values);
     // Counters known here become constants, so that indices computed from
     // them in later iterations are known too.
     for (auto [value, number] : llvm::zip(values, carried)) {
@@ -89,6 +123,7 @@ Result convertWhile(Operation *op, OpBuilder &b) {
                 type, IntegerAttr::get(type.getElementType(), *number)));
     }
   }
+  return values;
 }
 
 /// The branches of `caseOp` from `first` on as nested `scf.if`s on the
