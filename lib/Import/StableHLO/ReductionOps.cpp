@@ -115,13 +115,10 @@ Result convertReduceWindow(Operation *op, OpBuilder &b) {
     return failure();
   int64_t rank = in.getRank();
   ArrayRef<int64_t> sizes = window.getWindowDimensions();
-  auto orOnes = [&](std::optional<ArrayRef<int64_t>> values) {
-    return values ? SmallVector<int64_t>(*values)
-                  : SmallVector<int64_t>(rank, 1);
-  };
-  SmallVector<int64_t> strides = orOnes(window.getWindowStrides()),
-                       dilations = orOnes(window.getWindowDilations()),
-                       baseDilations = orOnes(window.getBaseDilations());
+  SmallVector<int64_t> strides = getOrOnes(window.getWindowStrides(), rank),
+                       dilations = getOrOnes(window.getWindowDilations(), rank),
+                       baseDilations =
+                           getOrOnes(window.getBaseDilations(), rank);
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
   if (std::optional<DenseIntElementsAttr> padding = window.getPadding()) {
     SmallVector<int64_t> pads(padding->getValues<int64_t>());
@@ -301,13 +298,9 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
   shlo::ConvDimensionNumbersAttr dims = conv.getDimensionNumbers();
   int64_t spatial = dims.getInputSpatialDimensions().size();
   int64_t groups = conv.getFeatureGroupCount();
-  auto orOnes = [&](std::optional<ArrayRef<int64_t>> values) {
-    return values ? SmallVector<int64_t>(*values)
-                  : SmallVector<int64_t>(spatial, 1);
-  };
-  SmallVector<int64_t> strides = orOnes(conv.getWindowStrides()),
-                       lhsDilation = orOnes(conv.getLhsDilation()),
-                       rhsDilation = orOnes(conv.getRhsDilation());
+  SmallVector<int64_t> strides = getOrOnes(conv.getWindowStrides(), spatial),
+                       lhsDilation = getOrOnes(conv.getLhsDilation(), spatial),
+                       rhsDilation = getOrOnes(conv.getRhsDilation(), spatial);
   SmallVector<int64_t> pads(2 * spatial, 0);
   if (std::optional<DenseIntElementsAttr> padding = conv.getPadding())
     pads.assign(padding->getValues<int64_t>().begin(),

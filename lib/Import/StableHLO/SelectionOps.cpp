@@ -116,12 +116,8 @@ Result convertSelectAndScatter(Operation *op, OpBuilder &b) {
   if (!in || !source)
     return failure();
   int64_t rank = in.getRank();
-  auto orOnes = [&](std::optional<ArrayRef<int64_t>> values) {
-    return values ? SmallVector<int64_t>(*values)
-                  : SmallVector<int64_t>(rank, 1);
-  };
-  SmallVector<int64_t> sizes = orOnes(selectOp.getWindowDimensions()),
-                       strides = orOnes(selectOp.getWindowStrides());
+  SmallVector<int64_t> sizes = getOrOnes(selectOp.getWindowDimensions(), rank),
+                       strides = getOrOnes(selectOp.getWindowStrides(), rank);
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
   bool valid = sizes.size() == static_cast<size_t>(rank) &&
                strides.size() == static_cast<size_t>(rank) &&

@@ -85,6 +85,14 @@ Value buildPad(OpBuilder &b, Location loc, Value input, Value value,
                ArrayRef<int64_t> low, ArrayRef<int64_t> high,
                ArrayRef<int64_t> interior = {});
 
+/// An optional attribute of window sizes, strides or dilations: its values,
+/// or `count` ones where it is absent.
+inline SmallVector<int64_t> getOrOnes(std::optional<ArrayRef<int64_t>> values,
+                                      int64_t count) {
+  return values ? SmallVector<int64_t>(*values)
+                : SmallVector<int64_t>(count, 1);
+}
+
 /// `input` (static) read back to front along `dims`.
 Value buildReverse(OpBuilder &b, Location loc, Value input,
                    ArrayRef<int64_t> dims);
