@@ -119,17 +119,10 @@ Result convertReduceWindow(Operation *op, OpBuilder &b) {
                        dilations = getOrOnes(window.getWindowDilations(), rank),
                        baseDilations =
                            getOrOnes(window.getBaseDilations(), rank);
-  SmallVector<int64_t> low(rank, 0), high(rank, 0);
-  if (std::optional<DenseIntElementsAttr> padding = window.getPadding()) {
-    SmallVector<int64_t> pads(padding->getValues<int64_t>());
-    if (static_cast<int64_t>(pads.size()) != 2 * rank) {
-      op->emitError() << "expected " << rank << " [low, high] paddings";
-      return failure();
-    }
-    for (int64_t d = 0; d < rank; ++d) {
-      low[d] = pads[2 * d];
-      high[d] = pads[2 * d + 1];
-    }
+  SmallVector<int64_t> low, high;
+  if (!getPadding(window.getPadding(), rank, low, high)) {
+    op->emitError() << "expected " << rank << " [low, high] paddings";
+    return failure();
   }
   if (static_cast<int64_t>(sizes.size()) != rank ||
       static_cast<int64_t>(strides.size()) != rank ||
@@ -455,6 +448,23 @@ Result convertConvolution(Operation *op, OpBuilder &b) {
   return SmallVector<Value>{buildReshape(b, loc, result, out.getShape())};
 }
 } // namespace
+
+bool stablehlo_import::getPadding(std::optional<DenseIntElementsAttr> padding,
+                                  int64_t rank, SmallVectorImpl<int64_t> &low,
+                                  SmallVectorImpl<int64_t> &high) {
+  low.assign(rank, 0);
+  high.assign(rank, 0);
+  if (!padding)
+    return true;
+  SmallVector<int64_t> pads(padding->getValues<int64_t>());
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return false;
+  for (int64_t d = 0; d < rank; ++d) {
+    low[d] = pads[2 * d];
+    high[d] = pads[2 * d + 1];
+  }
+  return true;
+}
 
 void stablehlo_import::addReductionConverters(ConverterTable &table) {
   table["stablehlo.reduce"] = convertReduce;

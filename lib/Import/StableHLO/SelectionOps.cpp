@@ -118,18 +118,11 @@ Result convertSelectAndScatter(Operation *op, OpBuilder &b) {
   int64_t rank = in.getRank();
   SmallVector<int64_t> sizes = getOrOnes(selectOp.getWindowDimensions(), rank),
                        strides = getOrOnes(selectOp.getWindowStrides(), rank);
-  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  SmallVector<int64_t> low, high;
   bool valid = sizes.size() == static_cast<size_t>(rank) &&
                strides.size() == static_cast<size_t>(rank) &&
-               source.getRank() == rank;
-  if (std::optional<DenseIntElementsAttr> padding = selectOp.getPadding()) {
-    SmallVector<int64_t> pads(padding->getValues<int64_t>());
-    valid &= pads.size() == static_cast<size_t>(2 * rank);
-    for (int64_t d = 0; valid && d < rank; ++d) {
-      low[d] = pads[2 * d];
-      high[d] = pads[2 * d + 1];
-    }
-  }
+               source.getRank() == rank &&
+               getPadding(selectOp.getPadding(), rank, low, high);
   // Each source element is one window of the padded operand.
   for (int64_t d = 0; valid && d < rank; ++d) {
     int64_t padded = in.getDimSize(d) + low[d] + high[d];

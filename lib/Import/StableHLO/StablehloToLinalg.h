@@ -93,6 +93,12 @@ inline SmallVector<int64_t> getOrOnes(std::optional<ArrayRef<int64_t>> values,
                 : SmallVector<int64_t>(count, 1);
 }
 
+/// The [low, high] padding of a window op's `rank` dimensions into `low` and
+/// `high` (zeros where the attribute is absent); false where it does not
+/// hold `rank` pairs.
+bool getPadding(std::optional<DenseIntElementsAttr> padding, int64_t rank,
+                SmallVectorImpl<int64_t> &low, SmallVectorImpl<int64_t> &high);
+
 /// `input` (static) read back to front along `dims`.
 Value buildReverse(OpBuilder &b, Location loc, Value input,
                    ArrayRef<int64_t> dims);
