@@ -10,9 +10,11 @@
 // embedding lookup) gets a one-hot contraction over the tensor's
 // dimensions. Explicit rules cover the ops that move data (reshapes,
 // slices, padding, concatenation), softmax, element-wise arith and math ops
-// on tensors, and scf.for, whose carried values are saved at every
-// iteration and whose body is recomputed from them in the backward loop
-// (Chen et al.'s checkpointing at layer boundaries).
+// on tensors, scf.for, whose carried values are saved at every iteration
+// and whose body is recomputed from them in the backward loop (Chen et
+// al.'s checkpointing at layer boundaries), and scf.while, whose trip count
+// is not known when the backward is built, so nothing is saved and each
+// iteration's start is recomputed from the first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -504,9 +506,16 @@ private:
   /// Makes `loop` also yield, per carried value, a tensor of its value at
   /// the start of every iteration; returns the new loop.
   scf::ForOp saveIterations(scf::ForOp loop);
+  /// Replaces `loop`, `while (a = init) { f, c = before(a); if (!c) break;
+  /// a = after(f) }`, by the same loop over `f`, its first `before` peeled:
+  /// `f, c = before(init); while (c) { f, c = before(after(f)) }`, counting
+  /// the trips. Its backward recomputes the state of iteration k from the
+  /// peeled one.
+  void peelWhile(scf::WhileOp loop);
   LogicalResult differentiate(Operation *op);
   LogicalResult differentiateStructured(linalg::LinalgOp op);
   LogicalResult differentiateLoop(scf::ForOp loop);
+  LogicalResult differentiateWhile(scf::WhileOp loop);
   /// A branch on a condition: the same branch backward, each side
   /// recomputing its forward ops and differentiating them.
   LogicalResult differentiateIf(scf::IfOp op);
@@ -544,6 +553,8 @@ private:
   DenseMap<Value, Value> adjoints;
   /// Per loop, the tensors holding each carried value of every iteration.
   DenseMap<Operation *, SmallVector<Value>> savedIterations;
+  /// The loops peelWhile built.
+  llvm::SmallPtrSet<Operation *, 4> peeledWhiles;
 };
 
 void Differentiator::markVaried(ArrayRef<Value> seeds, Block &block) {
@@ -576,14 +587,19 @@ void Differentiator::accumulate(Value value, Value adjoint) {
 
 void Differentiator::prepare(ArrayRef<Value> seeds, Block &block) {
   markVaried(seeds, block);
-  SmallVector<scf::ForOp> loops;
-  for (auto loop : block.getOps<scf::ForOp>())
-    if (llvm::any_of(loop.getResults(), [&](Value v) { return isVaried(v); }))
-      loops.push_back(loop);
+  SmallVector<Operation *> loops;
+  for (Operation &op : block)
+    if (isa<scf::ForOp, scf::WhileOp>(op) &&
+        llvm::any_of(op.getResults(), [&](Value v) { return isVaried(v); }))
+      loops.push_back(&op);
   if (loops.empty())
     return;
-  for (scf::ForOp loop : loops)
-    saveIterations(loop);
+  for (Operation *loop : loops) {
+    if (auto forLoop = dyn_cast<scf::ForOp>(loop))
+      saveIterations(forLoop);
+    else
+      peelWhile(cast<scf::WhileOp>(loop));
+  }
   // The loops were replaced: their results are new values.
   markVaried(seeds, block);
 }
@@ -595,6 +611,56 @@ scf::ForOp Differentiator::saveIterations(scf::ForOp loop) {
     savedIterations[newLoop] =
         SmallVector<Value>(newLoop.getResults().drop_front(numCarried));
   return newLoop;
+}
+
+void Differentiator::peelWhile(scf::WhileOp loop) {
+  Location loc = loop.getLoc();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop);
+  Block *before = loop.getBeforeBody(), *after = loop.getAfterBody();
+  scf::ConditionOp condition = loop.getConditionOp();
+  unsigned numForwarded = loop.getNumResults();
+  // `before` on `args`: the values it forwards, then its condition.
+  auto cloneBefore = [&](OpBuilder &nb, ValueRange args) {
+    IRMapping mapping;
+    mapping.map(before->getArguments(), args);
+    for (Operation &op : before->without_terminator())
+      nb.clone(op, mapping);
+    SmallVector<Value> results =
+        llvm::map_to_vector(condition.getArgs(), [&](Value value) {
+          return mapping.lookupOrDefault(value);
+        });
+    results.push_back(mapping.lookupOrDefault(condition.getCondition()));
+    return results;
+  };
+  SmallVector<Value> inits = cloneBefore(b, loop.getInits());
+  inits.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+  SmallVector<Type> resultTypes(loop.getResultTypes());
+  resultTypes.push_back(b.getIndexType());
+  auto peeled = scf::WhileOp::create(
+      b, loc, resultTypes, inits,
+      [&](OpBuilder &nb, Location, ValueRange args) {
+        SmallVector<Value> forwarded(args.take_front(numForwarded));
+        forwarded.push_back(args.back());
+        scf::ConditionOp::create(nb, loc, args[numForwarded], forwarded);
+      },
+      [&](OpBuilder &nb, Location, ValueRange args) {
+        IRMapping mapping;
+        mapping.map(after->getArguments(), args.take_front(numForwarded));
+        for (Operation &op : after->without_terminator())
+          nb.clone(op, mapping);
+        SmallVector<Value> next = cloneBefore(
+            nb, llvm::map_to_vector(after->getTerminator()->getOperands(),
+                                    [&](Value value) {
+                                      return mapping.lookupOrDefault(value);
+                                    }));
+        next.push_back(arith::AddIOp::create(
+            nb, loc, args.back(), arith::ConstantIndexOp::create(nb, loc, 1)));
+        scf::YieldOp::create(nb, loc, next);
+      });
+  loop->replaceAllUsesWith(peeled.getResults().take_front(numForwarded));
+  loop.erase();
+  peeledWhiles.insert(peeled);
 }
 
 LogicalResult Differentiator::backpropagate(ArrayRef<Operation *> ops) {
@@ -616,6 +682,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return differentiateStructured(linalgOp);
       })
       .Case([&](scf::ForOp loop) { return differentiateLoop(loop); })
+      .Case([&](scf::WhileOp loop) { return differentiateWhile(loop); })
       .Case([&](scf::IfOp branch) { return differentiateIf(branch); })
       .Case([&](tensor::ExpandShapeOp o) {
         accumulate(o.getSrc(), tensor::CollapseShapeOp::create(
@@ -1478,6 +1545,122 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
     accumulate(loop.getInitArgs()[k], backward.getResult(k));
   for (auto [i, value] : llvm::enumerate(captured))
     accumulate(value, backward.getResult(numCarried + i));
+  return success();
+}
+
+LogicalResult Differentiator::differentiateWhile(scf::WhileOp loop) {
+  Location loc = loop.getLoc();
+  // prepare() peels every loop whose results have adjoints.
+  assert(peeledWhiles.contains(loop) && "a while loop not peeled");
+  unsigned numForwarded = loop.getNumResults() - 1;
+  FailureOr<SmallVector<Value>> variedCaptures =
+      getVariedCaptures(loop, "the loop body");
+  if (failed(variedCaptures))
+    return failure();
+  SmallVector<Value> captured = std::move(*variedCaptures);
+  // The backward loop carries the adjoints of the forwarded tensors that
+  // have them, then those of the captured tensors, summed.
+  SmallVector<unsigned> carried;
+  SmallVector<Value> iterArgs;
+  for (unsigned k = 0; k < numForwarded; ++k) {
+    Value result = loop.getResult(k);
+    if (!isVaried(result))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type)
+      return loop.emitError("sbp-make-train-step: no gradient for a scalar "
+                            "that the loop carries");
+    carried.push_back(k);
+    Value dy = getAdjoint(result);
+    iterArgs.push_back(dy ? dy : createFilledTensor(b, loc, type, 0));
+  }
+  for (Value value : captured)
+    iterArgs.push_back(
+        createFilledTensor(b, loc, cast<RankedTensorType>(value.getType()), 0));
+
+  Block *after = loop.getAfterBody();
+  ValueRange peeledInits = loop.getInits().take_front(numForwarded);
+  Value trips = loop.getResults().back();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  LogicalResult status = success();
+  auto backward = scf::ForOp::create(b, loc, zero, trips, one, iterArgs);
+  {
+    Block *backwardBody = backward.getBody();
+    if (!backwardBody->empty())
+      backwardBody->getTerminator()->erase();
+    ValueRange args = backward.getRegionIterArgs();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(backwardBody);
+    // Iteration trips-1-j starts from values nothing saved: they are
+    // recomputed from the peeled ones, so that the loop's memory does not
+    // grow with its trip count, at trips^2/2 iterations in all.
+    Value iteration =
+        arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, trips, one),
+                              backward.getInductionVar());
+    auto recompute = scf::ForOp::create(
+        b, loc, zero, iteration, one, peeledInits,
+        [&](OpBuilder &nb, Location, Value counter, ValueRange values) {
+          IRMapping mapping;
+          mapping.map(after->getArguments().drop_back(), values);
+          mapping.map(after->getArguments().back(), counter);
+          for (Operation &op : after->without_terminator())
+            nb.clone(op, mapping);
+          scf::YieldOp::create(
+              nb, loc,
+              llvm::map_to_vector(
+                  after->getTerminator()->getOperands().take_front(
+                      numForwarded),
+                  [&](Value value) { return mapping.lookupOrDefault(value); }));
+        });
+    IRMapping mapping;
+    mapping.map(after->getArguments().drop_back(), recompute.getResults());
+    mapping.map(after->getArguments().back(), iteration);
+    SmallVector<Value> seeds(captured);
+    for (unsigned k : carried)
+      seeds.push_back(recompute.getResult(k));
+    for (Operation &op : after->without_terminator())
+      b.clone(op, mapping);
+    // What the iteration forwards, held by a yield while prepare() replaces
+    // the loops in the body.
+    Operation *yield = scf::YieldOp::create(
+        b, loc,
+        llvm::map_to_vector(
+            after->getTerminator()->getOperands().take_front(numForwarded),
+            [&](Value value) { return mapping.lookupOrDefault(value); }));
+    Differentiator inner(b);
+    inner.prepare(seeds, *b.getInsertionBlock());
+    SmallVector<Value> yielded(yield->getOperands());
+    yield->erase();
+    SmallVector<Operation *> recomputed;
+    for (Operation *op = recompute->getNextNode(); op; op = op->getNextNode())
+      recomputed.push_back(op);
+    for (auto [i, k] : llvm::enumerate(carried))
+      inner.accumulate(yielded[k], args[i]);
+    for (auto [i, value] : llvm::enumerate(captured))
+      inner.accumulate(value, args[carried.size() + i]);
+    if (failed(inner.backpropagate(recomputed)))
+      status = failure();
+    SmallVector<Value> yields;
+    for (auto [i, k] : llvm::enumerate(carried)) {
+      Value adjoint = inner.getAdjoint(recompute.getResult(k));
+      yields.push_back(
+          adjoint ? adjoint
+                  : createFilledTensor(
+                        b, loc, cast<RankedTensorType>(args[i].getType()), 0));
+    }
+    for (auto [i, value] : llvm::enumerate(captured)) {
+      Value sum = inner.getAdjoint(value);
+      yields.push_back(sum ? sum : args[carried.size() + i]);
+    }
+    scf::YieldOp::create(b, loc, yields);
+  }
+  if (failed(status))
+    return failure();
+  for (auto [i, k] : llvm::enumerate(carried))
+    accumulate(peeledInits[k], backward.getResult(i));
+  for (auto [i, value] : llvm::enumerate(captured))
+    accumulate(value, backward.getResult(carried.size() + i));
   return success();
 }
 

@@ -139,3 +139,37 @@ func.func @recursive(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
   %r = func.call @again(%w) : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A float scalar that a while loop carries has no adjoint to carry back.
+func.func @while_scalar(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %s = tensor.extract %w[%c0] : tensor<4xf32>
+  %limit = arith.constant 1.0e+01 : f32
+  // expected-error@+1 {{sbp-make-train-step: no gradient for a scalar that the loop carries}}
+  %r:2 = scf.while (%v = %s, %h = %x) : (f32, tensor<4xf32>) -> (f32, tensor<4xf32>) {
+    %go = arith.cmpf olt, %v, %limit : f32
+    scf.condition(%go) %v, %h : f32, tensor<4xf32>
+  } do {
+  ^bb0(%v: f32, %h: tensor<4xf32>):
+    %d = arith.addf %v, %v : f32
+    %f = linalg.fill ins(%v : f32) outs(%h : tensor<4xf32>) -> tensor<4xf32>
+    %q = arith.mulf %f, %h : tensor<4xf32>
+    scf.yield %d, %q : f32, tensor<4xf32>
+  }
+  return %r#1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @no_rule(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %i = arith.constant dense<[[1], [2]]> : tensor<2x1xindex>
+  %u = tensor.extract_slice %w[0] [2] [1] : tensor<4xf32> to tensor<2xf32>
+  %ue = tensor.expand_shape %u [[0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32>
+  // expected-error@+1 {{sbp-make-train-step: no gradient rule for 'tensor.scatter'}}
+  %s = tensor.scatter %ue into %x[%i] scatter_dims([0]) unique : (tensor<2x1xf32>, tensor<4xf32>, tensor<2x1xindex>) -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}

@@ -131,6 +131,43 @@ func.func @layers(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<1xf32> {
 
 // -----
 
+// A loop whose trip count is an input: its condition region is peeled and
+// it counts its trips; the backward loop runs that many times, recomputing
+// from the peeled values the start of each iteration it differentiates.
+// CHECK-LABEL: func.func @while_train_step(
+// CHECK: %[[GO:.*]] = arith.cmpi sgt
+// CHECK: %[[LOOP:.*]]:3 = scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %[[X:.*]], %{{.*}} = %[[GO]], %{{.*}} = %c0) : (i32, tensor<4x8xf32>, i1, index) -> (i32, tensor<4x8xf32>, index)
+// CHECK: linalg.matmul
+// CHECK: math.tanh
+// CHECK: arith.cmpi slt
+// CHECK: scf.for %{{.*}} = %c0 to %[[LOOP]]#2 step %c1 iter_args(
+// CHECK: %[[LAST:.*]] = arith.subi %[[LOOP]]#2, %c1
+// CHECK: %[[K:.*]] = arith.subi %[[LAST]], %{{.*}} : index
+// CHECK: %[[START:.*]]:2 = scf.for %{{.*}} = %c0 to %[[K]] step %c1 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[X]])
+// CHECK: linalg.matmul ins(%[[START]]#1,
+func.func @while(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %n: tensor<i32>) -> tensor<1xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant 0.0 : f32
+  %limit = tensor.extract %n[] : tensor<i32>
+  %r:2 = scf.while (%i = %c0, %h = %x) : (i32, tensor<4x8xf32>) -> (i32, tensor<4x8xf32>) {
+    %go = arith.cmpi slt, %i, %limit : i32
+    scf.condition(%go) %i, %h : i32, tensor<4x8xf32>
+  } do {
+  ^bb0(%i: i32, %h: tensor<4x8xf32>):
+    %e = tensor.empty() : tensor<4x8xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %y = linalg.matmul ins(%h, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %t = math.tanh %y : tensor<4x8xf32>
+    %j = arith.addi %i, %c1 : i32
+    scf.yield %j, %t : i32, tensor<4x8xf32>
+  }
+  %s = tensor.extract_slice %r#1[0, 0] [1, 1] [1, 1] : tensor<4x8xf32> to tensor<1xf32>
+  return %s : tensor<1xf32>
+}
+
+// -----
+
 // Each iteration of the backward loop writes its layer's gradient into its
 // own row of the stacked weights' gradient, which starts as zeros: the row
 // is inserted as it is, not read back and added to.

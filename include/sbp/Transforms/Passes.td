@@ -236,7 +236,9 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     `tensor.expand_shape`, `collapse_shape`, `reshape`, `extract_slice`,
     `insert_slice`, `pad`, `concat` and `cast`, `scf.for`, whose carried
     values are saved per iteration and whose body is recomputed in the
-    backward loop, and `scf.if`, whose sides recompute and differentiate
+    backward loop, `scf.while`, whose backward loop recomputes each
+    iteration's start from the first (n(n+1)/2 iterations for n, in
+    constant memory), and `scf.if`, whose sides recompute and differentiate
     theirs under the same condition. Calls (`func.call` of a function with one block, and the
     calls in it) are inlined first; private callees nothing else calls are
     removed with the forward function. In element-wise adjoints, a product
@@ -260,7 +262,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     and no
     structured op reads a parameter's dependent through one loop in two
     dimensions or at a constant index other than 0; no padding value
-    depends on a parameter, nor does a scalar a branch reads from above;
+    depends on a parameter, nor does a scalar a branch reads from above or
+    a float scalar an `scf.while` carries;
     every callee has a body of one block and none
     calls itself; `params` name
     float arguments, and without it some float argument is not a batch;
