@@ -1,6 +1,7 @@
 //===- AutoParallelReport.cpp - What the search chose and gained ----------===//
 
 #include "sbp/Transforms/AutoParallelReport.h"
+#include "sbp/Dialect/Sbp/Utils/ArgumentNames.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -105,10 +106,7 @@ void AutoParallelReport::addFunction(
     if (node.kind != Kind::Argument)
       continue;
     int64_t i = node.index;
-    std::string name = "arg" + std::to_string(i), role;
-    for (StringRef key : {"onnx.name", SbpDialect::getNameAttrName().data()})
-      if (auto attr = func.getArgAttrOfType<StringAttr>(i, key))
-        name = attr.str();
+    std::string name = getArgumentName(func, i), role;
     if (params < 0)
       role = node.isParameter ? "parameter" : "input";
     else

@@ -15,6 +15,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "sbp/Dialect/Sbp/Utils/ArgumentNames.h"
 #include "sbp/Transforms/Autodiff.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Pipelining.h"
@@ -226,15 +227,17 @@ SbpMakeTrainStepPass::getParams(func::FuncOp func) {
   SmallVector<int64_t> result;
   if (!params.empty()) {
     llvm::SmallDenseSet<int64_t> seen;
-    for (int64_t index : params) {
-      if (index < 0 || index >= func.getNumArguments() ||
-          !isFloatTensor(index) || !seen.insert(index).second) {
-        func.emitError() << "sbp-make-train-step: params=" << index
+    for (const std::string &name : params) {
+      std::optional<unsigned> index = findArgument(func, name);
+      if (!index || !isFloatTensor(*index) || !seen.insert(*index).second) {
+        func.emitError() << "sbp-make-train-step: params=" << name
                          << ": expected a float tensor argument of @"
-                         << func.getSymName() << ", named once";
+                         << func.getSymName()
+                         << " (argN, N or an argument's onnx.name or "
+                            "sbp.name), named once";
         return failure();
       }
-      result.push_back(index);
+      result.push_back(*index);
     }
     return result;
   }
@@ -358,12 +361,6 @@ void SbpMakeTrainStepPass::runOnOperation() {
   auto resultType = cast<RankedTensorType>(forward.getResultTypes().front());
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
-  auto nameOf = [&](int64_t index) -> std::string {
-    for (StringRef key : {"onnx.name", "sbp.name"})
-      if (auto name = forward.getArgAttrOfType<StringAttr>(index, key))
-        return name.str();
-    return "arg" + std::to_string(index);
-  };
   auto named = [&](const std::string &name) {
     return DictionaryAttr::get(ctx,
                                {NamedAttribute(SbpDialect::getNameAttrName(),
@@ -375,7 +372,7 @@ void SbpMakeTrainStepPass::runOnOperation() {
     NamedAttrList attrs(forward.getArgAttrDict(index));
     if (!attrs.get("onnx.name") && !attrs.get(SbpDialect::getNameAttrName()))
       attrs.set(SbpDialect::getNameAttrName(),
-                StringAttr::get(ctx, nameOf(index)));
+                StringAttr::get(ctx, sbp::getArgumentName(forward, index)));
     return attrs.getDictionary(ctx);
   };
   for (int64_t index : *paramIndices) {
@@ -387,7 +384,8 @@ void SbpMakeTrainStepPass::runOnOperation() {
     for (int64_t index : *paramIndices)
       for (StringRef moment : {".m", ".v"}) {
         argTypes.push_back(forward.getArgument(index).getType());
-        argAttrs.push_back(named(nameOf(index) + moment.str()));
+        argAttrs.push_back(
+            named(sbp::getArgumentName(forward, index) + moment.str()));
       }
     argTypes.push_back(RankedTensorType::get({}, element));
     argAttrs.push_back(named("step"));

@@ -20,6 +20,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
+#include "sbp/Dialect/Sbp/Utils/ArgumentNames.h"
 #include "sbp/Import/Onnx.h"
 #include "sbp/Import/Stablehlo.h"
 #include "sbp/InitSbp.h"
@@ -281,9 +282,8 @@ private:
              const std::vector<TensorSpec> &globalArgs,
              const std::vector<TensorSpec> &logicalResults);
   int prepareInputs(const std::vector<TensorSpec> &logicalArgs);
-  /// The entry's argument that `name` (argN, N, an ONNX input's or an
-  /// `sbp.name`) names, or nothing.
-  std::optional<unsigned> findArgument(StringRef name);
+  /// The message for `flag`'s NAME, which names no argument of the entry.
+  std::string noArgument(StringRef flag, StringRef name);
   /// Runs the logical program on one rank (plain lowering) into
   /// `expected`; an exit status on failure.
   int runReference(ModuleOp logical, StringRef entryName,
@@ -541,12 +541,9 @@ int Runner::makeTrainStep() {
         params.push_back(i);
   } else if (!paramsFlag.empty()) {
     for (const std::string &name : paramsFlag) {
-      std::optional<unsigned> index = findArgument(name);
-      if (!index || *index >= numArgs)
-        return usage("--params " + name + ": @" + entry.getSymName().str() +
-                     " has no argument of that name or number (argN, N or "
-                     "an ONNX input's name; " +
-                     std::to_string(numArgs) + " arguments)");
+      std::optional<unsigned> index = mlir::sbp::findArgument(entry, name);
+      if (!index)
+        return usage(noArgument("--params " + name, name));
       if (!isFloat(*index))
         return usage("--params " + name + ": not a float argument");
       if (!llvm::is_contained(params, int64_t(*index)))
@@ -558,7 +555,8 @@ int Runner::makeTrainStep() {
         params.push_back(weight.argument);
   }
   llvm::sort(params);
-  options.params.assign(params.begin(), params.end());
+  for (int64_t index : params)
+    options.params.push_back(std::to_string(index));
   PassManager pm(&context);
   pm.addPass(mlir::sbp::createSbpMakeTrainStepPass(options));
   if (failed(pm.run(*module)))
@@ -664,17 +662,11 @@ int Runner::findEntry() {
                " public functions; choose one with --entry");
 }
 
-std::optional<unsigned> Runner::findArgument(StringRef name) {
-  for (unsigned i = 0; i < entry.getNumArguments(); ++i)
-    for (StringRef key : {"onnx.name", "sbp.name"})
-      if (auto argName = entry.getArgAttrOfType<StringAttr>(i, key);
-          argName && argName.getValue() == name)
-        return i;
-  StringRef number = name.starts_with("arg") ? name.drop_front(3) : name;
-  unsigned index;
-  if (number.getAsInteger(10, index))
-    return std::nullopt;
-  return index;
+std::string Runner::noArgument(StringRef flag, StringRef name) {
+  return (flag + ": @" + entry.getSymName() + " has no argument " + name +
+          " (argN, N or an ONNX input's name; " +
+          Twine(entry.getNumArguments()) + " arguments)")
+      .str();
 }
 
 int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
@@ -682,15 +674,14 @@ int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
   std::vector<bool> given(args.size(), false);
   for (const std::string &flag : inputFlags) {
     auto [name, path] = StringRef(flag).rsplit('=');
-    std::optional<unsigned> found = findArgument(name);
-    if (path.empty() || !found)
+    if (path.empty())
       return usage("--input " + flag +
                    ": expected NAME=FILE.npy with NAME "
                    "argN, N or the name of an ONNX input");
+    std::optional<unsigned> found = mlir::sbp::findArgument(entry, name);
+    if (!found)
+      return usage(noArgument("--input " + flag, name));
     unsigned index = *found;
-    if (index >= args.size())
-      return usage("--input " + flag + ": @" + entry.getSymName().str() +
-                   " has " + std::to_string(args.size()) + " arguments");
     std::string error;
     if (auto read = readInputs.find(flag); read != readInputs.end()) {
       inputs[index] = std::move(read->second);

@@ -266,7 +266,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     a float scalar an `scf.while` carries;
     every callee has a body of one block and none
     calls itself; `params` name
-    float arguments, and without it some float argument is not a batch;
+    float arguments (`argN`, `N` or an `onnx.name` or `sbp.name`), and
+    without it some float argument is not a batch;
     `lr` is positive.
   }];
   let options = [
@@ -285,8 +286,9 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
            "AdamW: added to the second moment's root">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"-1",
            "Weight decay (default 0.01 for adamw, 0 for sgd)">,
-    ListOption<"params", "params", "int64_t",
-               "The arguments that are parameters (default: the float "
+    ListOption<"params", "params", "std::string",
+               "The arguments that are parameters, each argN, N or an "
+               "argument's onnx.name or sbp.name (default: the float "
                "arguments that are not a batch)">,
   ];
   let dependentDialects = ["::mlir::sbp::SbpDialect", "arith::ArithDialect",
