@@ -516,6 +516,18 @@ private:
   LogicalResult differentiateStructured(linalg::LinalgOp op);
   LogicalResult differentiateLoop(scf::ForOp loop);
   LogicalResult differentiateWhile(scf::WhileOp loop);
+  /// Ends the body of a backward loop, into which `b` has just cloned one
+  /// forward iteration after `marker`: `next` is what that iteration hands
+  /// the next one, `starts` the values it started from (`carried` the
+  /// positions of `next` they become), `captured` the varied values it
+  /// reads from above, `args` the backward loop's iter args (the adjoints
+  /// of `next` at `carried`, then the sums of the captured values').
+  /// Yields the starts' adjoints, then the captured values' sums.
+  LogicalResult backpropagateIteration(Location loc, ValueRange next,
+                                       ArrayRef<Value> starts,
+                                       ArrayRef<unsigned> carried,
+                                       ArrayRef<Value> captured,
+                                       ValueRange args, Operation *marker);
   /// A branch on a condition: the same branch backward, each side
   /// recomputing its forward ops and differentiating them.
   LogicalResult differentiateIf(scf::IfOp op);
@@ -1478,7 +1490,7 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
         arith::MulIOp::create(b, loc, iteration, loop.getStep()));
     IRMapping mapping;
     mapping.map(forwardBody->getArgument(0), inductionVar);
-    SmallVector<Value> seeds(captured);
+    SmallVector<Value> starts;
     for (unsigned k = 0; k < numCarried; ++k) {
       auto type = cast<RankedTensorType>(loop.getInitArgs()[k].getType());
       IterationSlice slice(b, iteration, type);
@@ -1486,7 +1498,7 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
           b, loc, type, saved->second[k], slice.offsets, slice.sizes,
           slice.strides);
       mapping.map(forwardBody->getArgument(k + 1), start);
-      seeds.push_back(start);
+      starts.push_back(start);
     }
     // Loops in the recomputed body are replaced by ones that save their
     // iterations: what to differentiate is read after prepare().
@@ -1500,44 +1512,12 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
     for (Operation &op : forwardBody->without_terminator())
       if (!saving.contains(&op))
         b.clone(op, mapping);
-    // What the iteration yields, held by a yield for now: prepare() replaces
-    // the loops in the body (a nested loop's result yielded as it is), and
-    // the yield's operands follow.
-    Operation *yield = scf::YieldOp::create(
-        b, loc,
+    status = backpropagateIteration(
+        loc,
         llvm::map_to_vector(
             forwardBody->getTerminator()->getOperands().take_front(numCarried),
-            [&](Value value) { return mapping.lookupOrDefault(value); }));
-    Differentiator inner(b);
-    inner.prepare(seeds, *b.getInsertionBlock());
-    SmallVector<Value> yielded(yield->getOperands());
-    yield->erase();
-    SmallVector<Operation *> recomputed;
-    for (Operation *op = marker->getNextNode(); op; op = op->getNextNode())
-      if (!llvm::is_contained(seeds,
-                              op->getNumResults() ? op->getResult(0) : Value()))
-        recomputed.push_back(op);
-    for (unsigned k = 0; k < numCarried; ++k)
-      inner.accumulate(yielded[k], args[k]);
-    // The iterations' sums are where this iteration adds to captured values'
-    // adjoints: rows of stacked weights then add into their rows.
-    for (auto [i, value] : llvm::enumerate(captured))
-      inner.accumulate(value, args[numCarried + i]);
-    if (failed(inner.backpropagate(recomputed)))
-      status = failure();
-    SmallVector<Value> yields;
-    for (unsigned k = 0; k < numCarried; ++k) {
-      Value adjoint = inner.getAdjoint(seeds[captured.size() + k]);
-      yields.push_back(
-          adjoint ? adjoint
-                  : createFilledTensor(
-                        b, loc, cast<RankedTensorType>(args[k].getType()), 0));
-    }
-    for (auto [i, value] : llvm::enumerate(captured)) {
-      Value sum = inner.getAdjoint(value);
-      yields.push_back(sum ? sum : args[numCarried + i]);
-    }
-    scf::YieldOp::create(b, loc, yields);
+            [&](Value value) { return mapping.lookupOrDefault(value); }),
+        starts, llvm::to_vector(llvm::seq(numCarried)), captured, args, marker);
   }
   if (failed(status))
     return failure();
@@ -1546,6 +1526,48 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
   for (auto [i, value] : llvm::enumerate(captured))
     accumulate(value, backward.getResult(numCarried + i));
   return success();
+}
+
+LogicalResult Differentiator::backpropagateIteration(
+    Location loc, ValueRange next, ArrayRef<Value> starts,
+    ArrayRef<unsigned> carried, ArrayRef<Value> captured, ValueRange args,
+    Operation *marker) {
+  // What the iteration hands on, held by a yield for now: prepare()
+  // replaces the loops in the body (a nested loop's result yielded as it
+  // is), and the yield's operands follow.
+  Operation *yield = scf::YieldOp::create(b, loc, next);
+  SmallVector<Value> seeds(captured);
+  llvm::append_range(seeds, starts);
+  Differentiator inner(b);
+  inner.prepare(seeds, *b.getInsertionBlock());
+  SmallVector<Value> yielded(yield->getOperands());
+  yield->erase();
+  SmallVector<Operation *> recomputed;
+  for (Operation *op = marker->getNextNode(); op; op = op->getNextNode())
+    if (!llvm::is_contained(starts,
+                            op->getNumResults() ? op->getResult(0) : Value()))
+      recomputed.push_back(op);
+  for (auto [i, k] : llvm::enumerate(carried))
+    inner.accumulate(yielded[k], args[i]);
+  // The iterations' sums are where this iteration adds to captured values'
+  // adjoints: rows of stacked weights then add into their rows.
+  for (auto [i, value] : llvm::enumerate(captured))
+    inner.accumulate(value, args[carried.size() + i]);
+  LogicalResult status = inner.backpropagate(recomputed);
+  SmallVector<Value> yields;
+  for (auto [i, start] : llvm::enumerate(starts)) {
+    Value adjoint = inner.getAdjoint(start);
+    yields.push_back(
+        adjoint ? adjoint
+                : createFilledTensor(
+                      b, loc, cast<RankedTensorType>(args[i].getType()), 0));
+  }
+  for (auto [i, value] : llvm::enumerate(captured)) {
+    Value sum = inner.getAdjoint(value);
+    yields.push_back(sum ? sum : args[carried.size() + i]);
+  }
+  scf::YieldOp::create(b, loc, yields);
+  return status;
 }
 
 LogicalResult Differentiator::differentiateWhile(scf::WhileOp loop) {
@@ -1616,44 +1638,16 @@ LogicalResult Differentiator::differentiateWhile(scf::WhileOp loop) {
     IRMapping mapping;
     mapping.map(after->getArguments().drop_back(), recompute.getResults());
     mapping.map(after->getArguments().back(), iteration);
-    SmallVector<Value> seeds(captured);
-    for (unsigned k : carried)
-      seeds.push_back(recompute.getResult(k));
+    SmallVector<Value> starts = llvm::map_to_vector(
+        carried, [&](unsigned k) { return recompute.getResult(k); });
     for (Operation &op : after->without_terminator())
       b.clone(op, mapping);
-    // What the iteration forwards, held by a yield while prepare() replaces
-    // the loops in the body.
-    Operation *yield = scf::YieldOp::create(
-        b, loc,
+    status = backpropagateIteration(
+        loc,
         llvm::map_to_vector(
             after->getTerminator()->getOperands().take_front(numForwarded),
-            [&](Value value) { return mapping.lookupOrDefault(value); }));
-    Differentiator inner(b);
-    inner.prepare(seeds, *b.getInsertionBlock());
-    SmallVector<Value> yielded(yield->getOperands());
-    yield->erase();
-    SmallVector<Operation *> recomputed;
-    for (Operation *op = recompute->getNextNode(); op; op = op->getNextNode())
-      recomputed.push_back(op);
-    for (auto [i, k] : llvm::enumerate(carried))
-      inner.accumulate(yielded[k], args[i]);
-    for (auto [i, value] : llvm::enumerate(captured))
-      inner.accumulate(value, args[carried.size() + i]);
-    if (failed(inner.backpropagate(recomputed)))
-      status = failure();
-    SmallVector<Value> yields;
-    for (auto [i, k] : llvm::enumerate(carried)) {
-      Value adjoint = inner.getAdjoint(recompute.getResult(k));
-      yields.push_back(
-          adjoint ? adjoint
-                  : createFilledTensor(
-                        b, loc, cast<RankedTensorType>(args[i].getType()), 0));
-    }
-    for (auto [i, value] : llvm::enumerate(captured)) {
-      Value sum = inner.getAdjoint(value);
-      yields.push_back(sum ? sum : args[carried.size() + i]);
-    }
-    scf::YieldOp::create(b, loc, yields);
+            [&](Value value) { return mapping.lookupOrDefault(value); }),
+        starts, carried, captured, args, recompute);
   }
   if (failed(status))
     return failure();
