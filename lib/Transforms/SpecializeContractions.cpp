@@ -43,14 +43,19 @@ Value arrange(PatternRewriter &rewriter, Location loc, Value value,
       ->getResult(0);
 }
 
-/// How the `count` leading batch dimensions of a (batch.., rows, columns)
-/// tensor merge into one.
-SmallVector<ReassociationIndices> getBatchGroups(size_t count) {
-  SmallVector<ReassociationIndices> groups(1);
-  for (size_t dim = 0; dim < count; ++dim)
-    groups[0].push_back(dim);
-  groups.push_back({int64_t(count)});
-  groups.push_back({int64_t(count) + 1});
+/// How a (batch.., rows.., columns..) tensor, `sizes` the lengths of the
+/// three groups, merges into (batch, rows, columns), without the batch
+/// dimension where there is no batch loop.
+SmallVector<ReassociationIndices> getGroups(ArrayRef<size_t> sizes) {
+  SmallVector<ReassociationIndices> groups;
+  int64_t dim = 0;
+  for (size_t size : sizes) {
+    if (!size)
+      continue;
+    groups.emplace_back();
+    for (size_t i = 0; i < size; ++i)
+      groups.back().push_back(dim++);
+  }
   return groups;
 }
 
@@ -64,11 +69,22 @@ struct SpecializeContraction : public OpRewritePattern<linalg::GenericOp> {
       return failure();
     Location loc = op.getLoc();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    // Every operand as (batch.., rows, columns).
-    auto order = [&](unsigned rows, unsigned columns) {
+    // Every operand as (batch.., rows.., columns..), then with each group
+    // merged into one dimension.
+    auto order = [&](ArrayRef<unsigned> rows, ArrayRef<unsigned> columns) {
       SmallVector<unsigned> all(loops->batch);
-      all.append({rows, columns});
+      llvm::append_range(all, rows);
+      llvm::append_range(all, columns);
       return all;
+    };
+    size_t count = loops->batch.size();
+    auto merge = [&](Value value, ArrayRef<unsigned> rows,
+                     ArrayRef<unsigned> columns) -> Value {
+      SmallVector<ReassociationIndices> groups =
+          getGroups({count, rows.size(), columns.size()});
+      if (groups.size() == cast<RankedTensorType>(value.getType()).getRank())
+        return value;
+      return tensor::CollapseShapeOp::create(rewriter, loc, value, groups);
     };
     unsigned lhs = loops->lhs;
     Value a = arrange(rewriter, loc, op.getDpsInputs()[lhs],
@@ -79,29 +95,22 @@ struct SpecializeContraction : public OpRewritePattern<linalg::GenericOp> {
     SmallVector<unsigned> productLoops = order(loops->m, loops->n);
     Value c =
         arrange(rewriter, loc, op.getDpsInits()[0], outLoops, productLoops);
-    Value product;
-    size_t count = loops->batch.size();
-    if (!count) {
-      product = linalg::MatmulOp::create(rewriter, loc, c.getType(),
-                                         ValueRange{a, b}, ValueRange{c})
-                    ->getResult(0);
-    } else {
-      // batch_matmul has one batch dimension.
-      auto merge = [&](Value value) -> Value {
-        if (count == 1)
-          return value;
-        return tensor::CollapseShapeOp::create(rewriter, loc, value,
-                                               getBatchGroups(count));
-      };
-      Value init = merge(c);
-      product = linalg::BatchMatmulOp::create(rewriter, loc, init.getType(),
-                                              ValueRange{merge(a), merge(b)},
-                                              ValueRange{init})
-                    ->getResult(0);
-      if (count > 1)
-        product = tensor::ExpandShapeOp::create(rewriter, loc, c.getType(),
-                                                product, getBatchGroups(count));
-    }
+    Value init = merge(c, loops->m, loops->n);
+    a = merge(a, loops->m, loops->k);
+    b = merge(b, loops->k, loops->n);
+    // batch_matmul has one batch dimension.
+    Value product =
+        count
+            ? linalg::BatchMatmulOp::create(rewriter, loc, init.getType(),
+                                            ValueRange{a, b}, ValueRange{init})
+                  ->getResult(0)
+            : linalg::MatmulOp::create(rewriter, loc, init.getType(),
+                                       ValueRange{a, b}, ValueRange{init})
+                  ->getResult(0);
+    if (init != c)
+      product = tensor::ExpandShapeOp::create(
+          rewriter, loc, c.getType(), product,
+          getGroups({count, loops->m.size(), loops->n.size()}));
     rewriter.replaceOp(op,
                        arrange(rewriter, loc, product, productLoops, outLoops));
     return success();

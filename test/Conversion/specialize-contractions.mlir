@@ -37,12 +37,17 @@ func.func @input_gradient(%w: tensor<16x4xf32>, %dy: tensor<8x4xf32>, %init: ten
 
 // -----
 
-// Not a plain product (scaled), and a weight read by every row of a
-// batch (broadcast, not a batch loop of both inputs): left alone.
+// Not a plain product (scaled): left alone. A weight read by every row of
+// a batch (rows b and m, read by the input and the output, not the
+// weight): one matmul over the merged rows.
 // CHECK-LABEL: func.func @others
-// CHECK-NOT: matmul
-// CHECK: linalg.generic
-// CHECK: linalg.generic
+// CHECK-SAME: (%{{.*}}: tensor<8x16xf32>, %[[W:.*]]: tensor<16x4xf32>, %{{.*}}: tensor<8x4xf32>, %[[X:.*]]: tensor<2x8x16xf32>, %[[INIT:.*]]: tensor<2x8x4xf32>)
+// CHECK: %[[SCALED:.*]] = linalg.generic
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[INIT]] {{\[}}[0, 1], [2]] : tensor<2x8x4xf32> into tensor<16x4xf32>
+// CHECK: %[[XC:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
+// CHECK: %[[M:.*]] = linalg.matmul ins(%[[XC]], %[[W]] : tensor<16x16xf32>, tensor<16x4xf32>) outs(%[[C]] : tensor<16x4xf32>)
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[M]] {{\[}}[0, 1], [2]] output_shape [2, 8, 4]
+// CHECK: return %[[SCALED]], %[[R]]
 func.func @others(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %init: tensor<8x4xf32>, %c: tensor<2x8x16xf32>, %init3: tensor<2x8x4xf32>) -> (tensor<8x4xf32>, tensor<2x8x4xf32>) {
   %two = arith.constant 2.0 : f32
   %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<8x16xf32>, tensor<16x4xf32>) outs(%init : tensor<8x4xf32>) {
@@ -104,4 +109,51 @@ func.func @attention_values(%p: tensor<2x3x5x5xbf16>, %v: tensor<2x5x3x4xbf16>, 
     linalg.yield %s : bf16
   } -> tensor<2x5x3x4xbf16>
   return %r : tensor<2x5x3x4xbf16>
+}
+
+// -----
+
+// A weight's gradient summed over batch and sequence, dW[i, o] += x[b, s,
+// i] * dy[b, s, o]: two reductions, merged (in x's order) after x is
+// moved to (i, b, s).
+// CHECK-LABEL: func.func @two_reductions
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[DY:.*]]: tensor<2x3x5xf32>, %[[INIT:.*]]: tensor<4x5xf32>)
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<4x2x3xf32>) permutation = [2, 0, 1]
+// CHECK: %[[XC:.*]] = tensor.collapse_shape %[[XT]] {{\[}}[0], [1, 2]] : tensor<4x2x3xf32> into tensor<4x6xf32>
+// CHECK: %[[DYC:.*]] = tensor.collapse_shape %[[DY]] {{\[}}[0, 1], [2]] : tensor<2x3x5xf32> into tensor<6x5xf32>
+// CHECK: %[[R:.*]] = linalg.matmul ins(%[[XC]], %[[DYC]] : tensor<4x6xf32>, tensor<6x5xf32>) outs(%[[INIT]] : tensor<4x5xf32>)
+// CHECK: return %[[R]]
+func.func @two_reductions(%x: tensor<2x3x4xf32>, %dy: tensor<2x3x5xf32>, %init: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(b, s, i, o) -> (b, s, i)>, affine_map<(b, s, i, o) -> (b, s, o)>, affine_map<(b, s, i, o) -> (i, o)>], iterator_types = ["reduction", "reduction", "parallel", "parallel"]} ins(%x, %dy : tensor<2x3x4xf32>, tensor<2x3x5xf32>) outs(%init : tensor<4x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}
+
+// -----
+
+// Not products: an output dimension no input reads, and a reduction only
+// one input reads.
+// CHECK-LABEL: func.func @not_products
+// CHECK-NOT: matmul
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NOT: matmul
+func.func @not_products(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %init3: tensor<2x8x4xf32>, %c: tensor<8x16x3xf32>, %init: tensor<8x4xf32>) -> (tensor<2x8x4xf32>, tensor<8x4xf32>) {
+  %r = linalg.generic {indexing_maps = [affine_map<(r, m, n, k) -> (m, k)>, affine_map<(r, m, n, k) -> (k, n)>, affine_map<(r, m, n, k) -> (r, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%a, %b : tensor<8x16xf32>, tensor<16x4xf32>) outs(%init3 : tensor<2x8x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x4xf32>
+  %q = linalg.generic {indexing_maps = [affine_map<(m, n, k, j) -> (m, k, j)>, affine_map<(m, n, k, j) -> (k, n)>, affine_map<(m, n, k, j) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%c, %b : tensor<8x16x3xf32>, tensor<16x4xf32>) outs(%init : tensor<8x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  return %r, %q : tensor<2x8x4xf32>, tensor<8x4xf32>
 }

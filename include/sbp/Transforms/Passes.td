@@ -746,14 +746,15 @@ def SbpSpecializeContractionsPass
   let summary = "Turn generic matrix products into linalg.matmul and "
                 "linalg.batch_matmul";
   let description = [{
-    A `linalg.generic` that computes `C[batch.., m, n] += A[batch.., m, k] *
-    B[batch.., k, n]`, each operand's dimensions in any order (a product
-    with a transposed operand, as gradients of matmuls are; attention's
-    products over batch and head loops), becomes `linalg.transpose` of the
-    operands that need it and a `linalg.matmul`, or, with batch loops, a
-    `linalg.batch_matmul` over the batch loops merged into one
-    (`tensor.collapse_shape`, then `expand_shape` and a transpose back to
-    the output's order). The CPU lowering tiles and vectorizes matmuls or
+    A `linalg.generic` that computes `C[batch.., m.., n..] += A[batch..,
+    m.., k..] * B[batch.., k.., n..]`, each operand's dimensions in any
+    order (a product with a transposed operand, as gradients of matmuls
+    are; attention's products over batch and head loops; a weight applied
+    to every position of a batch of sequences, or its gradient summed over
+    both), becomes `linalg.transpose` of the operands that need it and a
+    `linalg.matmul`, or, with batch loops, a `linalg.batch_matmul`, each
+    group of loops merged into one (`tensor.collapse_shape`, then
+    `expand_shape` and a transpose back to the output's order). The CPU lowering tiles and vectorizes matmuls or
     hands them to BLAS, the GPU lowering hands both to cuBLAS, and the cost
     model prices such generics at the contraction rate. A transpose moves
     `O(n^2)` elements for an `O(n^3)` product. Upstream's
@@ -761,9 +762,11 @@ def SbpSpecializeContractionsPass
     invalid matmul from such products.
 
     The body must be exactly a multiplication of the two inputs added to
-    the output (floats of one type); every loop must be one of `m` (read by
-    `A` and `C`), `n` (`B` and `C`), the one reduction `k` (`A` and `B`)
-    or a batch loop (all three). Other generics are left alone.
+    the output (floats of one type); every loop must be one of the rows
+    `m` (read by `A` and `C`), the columns `n` (`B` and `C`), the
+    reductions `k` (`A` and `B`) or a batch loop (all three), with at least
+    one row, column and reduction; `A` is the input that reads the
+    lowest-numbered row or column loop. Other generics are left alone.
   }];
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
 }

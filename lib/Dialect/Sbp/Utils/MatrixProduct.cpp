@@ -40,43 +40,43 @@ mlir::sbp::matchMatrixProduct(linalg::GenericOp op) {
     if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
       return std::nullopt;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  // Each loop's role from which operands read it: the output's loops that
+  // one input reads are its rows or columns, in the output's order.
   MatrixProductLoops loops;
-  std::optional<unsigned> m, n, k;
-  int64_t lhsOf = -1;
-  // Each loop's role from which operands read it.
-  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop) {
-    bool inA = maps[0].isFunctionOfDim(loop);
-    bool inB = maps[1].isFunctionOfDim(loop);
-    bool inC = maps[2].isFunctionOfDim(loop);
-    bool reduction = iterators[loop] == utils::IteratorType::reduction;
-    if (inA && inB && !inC && reduction && !k) {
-      k = loop;
-    } else if (reduction) {
-      return std::nullopt;
-    } else if (inA && inB && inC) {
-      continue; // A batch loop, ordered by the output below.
-    } else if (inC && (inA != inB) && !m) {
-      m = loop;
-      lhsOf = inA ? 0 : 1;
-    } else if (inC && (inA != inB) && !n) {
-      n = loop;
-      // The input without `m` must hold `n`.
-      if ((lhsOf == 0) == inA)
-        return std::nullopt;
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (!m || !n || !k)
-    return std::nullopt;
+  SmallVector<unsigned> ofA, ofB;
   for (AffineExpr expr : maps[2].getResults()) {
     unsigned loop = cast<AffineDimExpr>(expr).getPosition();
-    if (loop != *m && loop != *n)
+    bool inA = maps[0].isFunctionOfDim(loop);
+    bool inB = maps[1].isFunctionOfDim(loop);
+    if (inA && inB)
       loops.batch.push_back(loop);
+    else if (inA || inB)
+      (inA ? ofA : ofB).push_back(loop);
+    else
+      return std::nullopt; // The same products in every position.
   }
-  loops.m = *m;
-  loops.n = *n;
-  loops.k = *k;
-  loops.lhs = lhsOf;
+  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop) {
+    bool inC = maps[2].isFunctionOfDim(loop);
+    bool reduction = iterators[loop] == utils::IteratorType::reduction;
+    // A reduction the output reads, or one that only one input reads (a
+    // sum of that input), is not a matrix product's.
+    if (inC == reduction || (reduction && !(maps[0].isFunctionOfDim(loop) &&
+                                            maps[1].isFunctionOfDim(loop))))
+      return std::nullopt;
+  }
+  if (ofA.empty() || ofB.empty())
+    return std::nullopt;
+  // A is the input that holds the first of those loops.
+  loops.lhs = *llvm::min_element(ofA) < *llvm::min_element(ofB) ? 0 : 1;
+  loops.m = loops.lhs == 0 ? ofA : ofB;
+  loops.n = loops.lhs == 0 ? ofB : ofA;
+  // The reductions, in A's order.
+  for (AffineExpr expr : maps[loops.lhs].getResults()) {
+    unsigned loop = cast<AffineDimExpr>(expr).getPosition();
+    if (!maps[2].isFunctionOfDim(loop))
+      loops.k.push_back(loop);
+  }
+  if (loops.k.empty())
+    return std::nullopt;
   return loops;
 }

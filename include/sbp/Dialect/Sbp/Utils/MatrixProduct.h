@@ -15,22 +15,26 @@
 namespace mlir {
 namespace sbp {
 
-/// The roles of the loops of `C[batch.., m, n] += A[batch.., m, k] *
-/// B[batch.., k, n]`, each operand's dimensions in any order.
+/// The roles of the loops of `C[batch.., m.., n..] += A[batch.., m..,
+/// k..] * B[batch.., k.., n..]`, each operand's dimensions in any order:
+/// a matrix product once each group of loops is merged into one.
 struct MatrixProductLoops {
   /// Loops every operand is indexed by, in the order of the output's
   /// dimensions.
   SmallVector<unsigned> batch;
-  unsigned m = 0, n = 0, k = 0;
-  /// The input that holds `m` (A); the other holds `n` (B).
+  /// The rows (read by A and C) and columns (by B and C), in the output's
+  /// order, and the reductions (by A and B), in A's.
+  SmallVector<unsigned> m, n, k;
+  /// The input that holds `m` (A), the one that holds the lowest-numbered
+  /// row or column loop; the other holds `n` (B).
   unsigned lhs = 0;
 };
 
 /// The loops of `op` when it is a matrix product: two inputs and one output
 /// of floats of one type, a payload that is exactly `out + in0 * in1`,
-/// indexing maps that are permutations of their operand's loops, one
-/// reduction loop `k` read by both inputs, one parallel loop for each of
-/// `m` and `n`, and any number of parallel batch loops read by all three.
+/// indexing maps that are permutations of their operand's loops, reduction
+/// loops read by both inputs and not the output, parallel loops read by the
+/// output and one or both inputs, at least one row, column and reduction.
 std::optional<MatrixProductLoops> matchMatrixProduct(linalg::GenericOp op);
 
 } // namespace sbp
