@@ -82,7 +82,8 @@ struct SpecializeContraction : public OpRewritePattern<linalg::GenericOp> {
                      ArrayRef<unsigned> columns) -> Value {
       SmallVector<ReassociationIndices> groups =
           getGroups({count, rows.size(), columns.size()});
-      if (groups.size() == cast<RankedTensorType>(value.getType()).getRank())
+      if (int64_t(groups.size()) ==
+          cast<RankedTensorType>(value.getType()).getRank())
         return value;
       return tensor::CollapseShapeOp::create(rewriter, loc, value, groups);
     };

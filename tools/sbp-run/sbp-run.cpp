@@ -664,7 +664,7 @@ int Runner::findEntry() {
 
 std::string Runner::noArgument(StringRef flag, StringRef name) {
   return (flag + ": @" + entry.getSymName() + " has no argument " + name +
-          " (argN, N or an ONNX input's name; " +
+          " (argN, N or an argument's onnx.name or sbp.name; " +
           Twine(entry.getNumArguments()) + " arguments)")
       .str();
 }
