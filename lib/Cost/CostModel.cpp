@@ -87,13 +87,15 @@ OpWork getLinalgWork(linalg::LinalgOp op, const NdSbpSignature &signature,
         std::ceil(double(ShapedType::isDynamic(range) ? 1 : range) / part);
   work.flops = iterations * getPayloadOps(op);
   // Named contractions, and the generic matrix products that
-  // sbp-specialize-contractions makes named ones, get the tuned code path
+  // sbp-specialize-contractions makes named ones (after
+  // sbp-unfold-convolutions for convolutions), get the tuned code path
   // (tiled and vectorized on CPUs, batched ones as a loop of matmuls; BLAS
   // libraries on GPUs); other generic ones run as plain loops.
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   work.contraction =
       generic
-          ? matchMatrixProduct(generic).has_value()
+          ? matchMatrixProduct(generic).has_value() ||
+                isUnfoldableProduct(generic)
           : isa<linalg::ContractionOpInterface, linalg::ConvolutionOpInterface>(
                 op.getOperation());
   if (op.getNumDpsInits() > 0)

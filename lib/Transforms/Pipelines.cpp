@@ -36,6 +36,7 @@ static void addRankFrontEnd(OpPassManager &pm) {
   OpPassManager &funcs = pm.nest<func::FuncOp>();
   funcs.addPass(createSbpDecomposeAggregatesPass());
   // Before fusion, which would make a product part of a bigger generic.
+  funcs.addPass(createSbpUnfoldConvolutionsPass());
   funcs.addPass(createSbpSpecializeContractionsPass());
   funcs.addPass(createConvertElementwiseToLinalgPass());
   funcs.addPass(createSbpFuseElementwisePass());

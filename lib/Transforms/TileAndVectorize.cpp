@@ -184,6 +184,16 @@ bool hasFusableConsumer(linalg::MatmulOp matmul) {
          consumer.getIndexingMapsArray().back().isIdentity();
 }
 
+/// The largest multiple of `step` that divides `size` and is at most
+/// `limit`, or `step`: rows of cache tiles that share each block of B
+/// (`size` 49 gets 49, not the 1 that its gcd with a power of two gives).
+int64_t getRowTile(int64_t size, int64_t limit, int64_t step) {
+  for (int64_t tile = limit - limit % step; tile > step; tile -= step)
+    if (size % tile == 0)
+      return tile;
+  return step;
+}
+
 /// The tiles for a static `m x n x k` matmul on vectors of `lanes`
 /// elements with `registers` vector registers, or nothing when its sizes do
 /// not divide into whole register tiles.
@@ -193,17 +203,18 @@ std::optional<Tiles> getTiles(int64_t m, int64_t n, int64_t k, int64_t lanes,
   Tiles tiles{0, 0, 0, registers / 4, 2 * lanes};
   if (n % tiles.cols != 0)
     tiles.cols = lanes;
-  if (m % tiles.rows != 0 && m % 4 == 0)
-    tiles.rows = 4;
-  if (m % tiles.rows != 0 || n % tiles.cols != 0)
+  // Fewer rows where they do not divide `m` (a convolution's 7 x 7
+  // positions): plain loops would read B down its columns, two orders of
+  // magnitude slower than even one row of vectors.
+  while (m % tiles.rows != 0)
+    tiles.rows /= 2;
+  if (n % tiles.cols != 0)
     return std::nullopt;
   // Cache tiles measured best for f32 1024^3 on AVX2 (docs/benchmarks.md):
   // with power-of-two leading dimensions, taller k tiles thrash L1 sets.
-  tiles.m = std::gcd(m, int64_t(64));
+  tiles.m = getRowTile(m, 64, tiles.rows);
   tiles.n = std::gcd(n, int64_t(512));
   tiles.k = std::gcd(k, int64_t(32));
-  if (tiles.m % tiles.rows != 0)
-    tiles.m = tiles.rows;
   if (tiles.n % tiles.cols != 0)
     tiles.n = tiles.cols;
   return tiles;
@@ -431,9 +442,7 @@ struct SbpTileAndVectorizePass
         int64_t m = lhs.getDimSize(0), k = lhs.getDimSize(1),
                 n = rhs.getDimSize(1);
         tiles->packed = true;
-        tiles->m = std::gcd(m, int64_t(32));
-        if (tiles->m % tiles->rows != 0)
-          tiles->m = tiles->rows;
+        tiles->m = getRowTile(m, 32, tiles->rows);
         tiles->n = std::gcd(n / tiles->cols, int64_t(32));
         tiles->k = std::gcd(k, int64_t(256));
         scheduled = packMatmul(matmul, tiles->cols);

@@ -35,8 +35,20 @@ func.func @matmul_f64(%a: tensor<8x8xf64>, %b: tensor<8x8xf64>, %c: tensor<8x8xf
 
 // -----
 
-// Odd sizes admit no whole register tile and dynamic sizes are unknown:
-// both stay for the loops.
+// Seven rows (a convolution's 7 x 7 positions make 49) take register
+// tiles of one row rather than plain loops.
+// CHECK-LABEL: func.func @odd_rows
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<1x1x16xf32>)
+// CHECK-NOT: linalg.matmul
+func.func @odd_rows(%a: tensor<7x8xf32>, %b: tensor<8x16xf32>, %c: tensor<7x16xf32>) -> tensor<7x16xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<7x8xf32>, tensor<8x16xf32>) outs(%c : tensor<7x16xf32>) -> tensor<7x16xf32>
+  return %0 : tensor<7x16xf32>
+}
+
+// -----
+
+// Columns that are no multiple of a vector, and dynamic sizes, stay for
+// the loops.
 // CHECK-LABEL: func.func @left_alone
 // CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<5x7xf32>
 // CHECK: linalg.matmul ins(%arg3, %arg4 : tensor<?x8xf32>

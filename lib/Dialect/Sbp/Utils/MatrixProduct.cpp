@@ -6,10 +6,11 @@
 using namespace mlir;
 using namespace mlir::sbp;
 
-namespace {
-
 /// Whether the payload is `out + in0 * in1` (in either order) on floats.
-bool isMultiplyAccumulate(linalg::GenericOp op) {
+bool mlir::sbp::isMultiplyAccumulate(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
+    return false;
   Block *body = op.getBlock();
   if (body->getOperations().size() != 3)
     return false;
@@ -28,18 +29,20 @@ bool isMultiplyAccumulate(linalg::GenericOp op) {
                   mul.getRhs() == body->getArgument(0)));
 }
 
-} // namespace
-
 std::optional<MatrixProductLoops>
 mlir::sbp::matchMatrixProduct(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !isMultiplyAccumulate(op))
+  if (!isMultiplyAccumulate(op))
     return std::nullopt;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  return matchMatrixProduct(op.getIndexingMapsArray(),
+                            op.getIteratorTypesArray());
+}
+
+std::optional<MatrixProductLoops>
+mlir::sbp::matchMatrixProduct(ArrayRef<AffineMap> maps,
+                              ArrayRef<utils::IteratorType> iterators) {
   for (AffineMap map : maps)
     if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
       return std::nullopt;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   // Each loop's role from which operands read it: the output's loops that
   // one input reads are its rows or columns, in the output's order.
   MatrixProductLoops loops;
@@ -55,7 +58,7 @@ mlir::sbp::matchMatrixProduct(linalg::GenericOp op) {
     else
       return std::nullopt; // The same products in every position.
   }
-  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop) {
+  for (unsigned loop = 0; loop < iterators.size(); ++loop) {
     bool inC = maps[2].isFunctionOfDim(loop);
     bool reduction = iterators[loop] == utils::IteratorType::reduction;
     // A reduction the output reads, or one that only one input reads (a
@@ -79,4 +82,61 @@ mlir::sbp::matchMatrixProduct(linalg::GenericOp op) {
   if (loops.k.empty())
     return std::nullopt;
   return loops;
+}
+
+bool mlir::sbp::isWindowPosition(AffineExpr expr) {
+  if (isa<AffineDimExpr>(expr))
+    return true;
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary)
+    return false;
+  auto constant = dyn_cast<AffineConstantExpr>(binary.getRHS());
+  if (binary.getKind() == AffineExprKind::Mul)
+    return isa<AffineDimExpr>(binary.getLHS()) && constant &&
+           constant.getValue() > 0;
+  return binary.getKind() == AffineExprKind::Add &&
+         isWindowPosition(binary.getLHS()) &&
+         (constant || isWindowPosition(binary.getRHS()));
+}
+
+bool mlir::sbp::isUnfoldableProduct(linalg::GenericOp op) {
+  if (!isMultiplyAccumulate(op) || matchMatrixProduct(op))
+    return false;
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineExpr> positions;
+  for (auto [loop, range] : llvm::enumerate(op.getStaticLoopRanges())) {
+    if (ShapedType::isDynamic(range))
+      return false;
+    positions.push_back(range == 1 ? getAffineConstantExpr(0, context)
+                                   : getAffineDimExpr(loop, context));
+  }
+  // The maps once loops of extent 1 read 0 and the operands' dimensions
+  // that become 0 are dropped, and a windowed operand is unfolded over the
+  // loops it reads.
+  SmallVector<AffineMap> maps;
+  for (AffineMap map : op.getIndexingMapsArray()) {
+    if (!llvm::all_of(map.getResults(), isWindowPosition))
+      return false;
+    map = map.replaceDimsAndSymbols(positions, {}, map.getNumDims(), 0);
+    SmallVector<AffineExpr> results;
+    if (map.isProjectedPermutation(/*allowZeroInResults=*/true)) {
+      llvm::copy_if(map.getResults(), std::back_inserter(results),
+                    [](AffineExpr expr) { return isa<AffineDimExpr>(expr); });
+    } else {
+      for (unsigned loop = 0; loop < map.getNumDims(); ++loop)
+        if (map.isFunctionOfDim(loop))
+          results.push_back(getAffineDimExpr(loop, context));
+    }
+    maps.push_back(AffineMap::get(map.getNumDims(), 0, results, context));
+  }
+  // The loops an unfolded output reads are parallel ones (a gradient's
+  // window loops are reductions of the windowed output).
+  SmallVector<utils::IteratorType> iterators;
+  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
+    if (llvm::any_of(maps,
+                     [&](AffineMap map) { return map.isFunctionOfDim(loop); }))
+      iterators.push_back(maps[2].isFunctionOfDim(loop)
+                              ? utils::IteratorType::parallel
+                              : utils::IteratorType::reduction);
+  return matchMatrixProduct(compressUnusedDims(maps), iterators).has_value();
 }

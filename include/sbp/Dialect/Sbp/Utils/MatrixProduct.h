@@ -30,12 +30,34 @@ struct MatrixProductLoops {
   unsigned lhs = 0;
 };
 
-/// The loops of `op` when it is a matrix product: two inputs and one output
-/// of floats of one type, a payload that is exactly `out + in0 * in1`,
-/// indexing maps that are permutations of their operand's loops, reduction
-/// loops read by both inputs and not the output, parallel loops read by the
-/// output and one or both inputs, at least one row, column and reduction.
+/// Whether `op` has two inputs and one output of tensors and a payload that
+/// is exactly `out + in0 * in1` (in either order) on floats.
+bool isMultiplyAccumulate(linalg::GenericOp op);
+
+/// The loops of a multiply-accumulate with these indexing maps (inputs, then
+/// output) and iterators when it is a matrix product: indexing maps that are
+/// permutations of their operand's loops, reduction loops read by both
+/// inputs and not the output, parallel loops read by the output and one or
+/// both inputs, at least one row, column and reduction.
+std::optional<MatrixProductLoops>
+matchMatrixProduct(ArrayRef<AffineMap> maps,
+                   ArrayRef<utils::IteratorType> iterators);
+
+/// The loops of `op` when it is a matrix product: a multiply-accumulate of
+/// floats of one type whose maps and iterators are a matrix product's.
 std::optional<MatrixProductLoops> matchMatrixProduct(linalg::GenericOp op);
+
+/// Whether `expr` is a position in a window: a loop, or a sum of loops each
+/// times a positive constant, plus a constant (`h * stride + kh *
+/// dilation`).
+bool isWindowPosition(AffineExpr expr);
+
+/// Whether `op` is a multiply-accumulate that is not a matrix product but
+/// becomes one once its loops of extent 1 are dropped and each operand it
+/// reads or writes through window positions (a convolution's image, or the
+/// image's gradient) is unfolded over the loops those positions use, as
+/// sbp-unfold-convolutions does.
+bool isUnfoldableProduct(linalg::GenericOp op);
 
 } // namespace sbp
 } // namespace mlir
