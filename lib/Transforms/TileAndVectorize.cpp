@@ -159,6 +159,47 @@ linalg::MatmulOp unrollBatch(linalg::BatchMatmulOp batch) {
   return matmul;
 }
 
+/// Splits a static `matmul` whose `m` rows are no multiple of 4 (and more
+/// than 4) into one on the first `m - m % 4` rows, which whole register
+/// tiles of 4 rows cover, and one on the last `m % 4`, each reading its
+/// slice of A and C; returns both. A 7 x 7 convolution's 49 rows would
+/// otherwise take tiles of one row, each reading all of B.
+std::pair<linalg::MatmulOp, linalg::MatmulOp>
+splitRows(linalg::MatmulOp matmul) {
+  OpBuilder b(matmul);
+  Location loc = matmul.getLoc();
+  Value lhs = matmul.getDpsInputs()[0], rhs = matmul.getDpsInputs()[1];
+  Value result = matmul.getDpsInits()[0];
+  auto type = cast<RankedTensorType>(result.getType());
+  int64_t m = type.getDimSize(0), first = m - m % 4;
+  auto rows = [&](Value value, int64_t offset, int64_t size) {
+    auto valueType = cast<RankedTensorType>(value.getType());
+    return tensor::ExtractSliceOp::create(
+        b, loc,
+        RankedTensorType::get({size, valueType.getDimSize(1)},
+                              valueType.getElementType()),
+        value,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(offset), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(size),
+                               b.getIndexAttr(valueType.getDimSize(1))},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  };
+  linalg::MatmulOp parts[2];
+  for (auto [i, offset, size] :
+       {std::tuple{0, int64_t(0), first}, std::tuple{1, first, m % 4}}) {
+    tensor::ExtractSliceOp accumulator = rows(result, offset, size);
+    parts[i] = linalg::MatmulOp::create(
+        b, loc, ValueRange{rows(lhs, offset, size), rhs},
+        ValueRange{accumulator.getResult()});
+    result = tensor::InsertSliceOp::create(
+        b, loc, parts[i]->getResult(0), result, accumulator.getMixedOffsets(),
+        accumulator.getMixedSizes(), accumulator.getMixedStrides());
+  }
+  matmul->getResult(0).replaceAllUsesWith(result);
+  matmul->erase();
+  return {parts[0], parts[1]};
+}
+
 /// Whether `matmul`'s only user is an element-wise linalg op over its
 /// result's shape, which can run in the matmul's cache tiles.
 bool hasFusableConsumer(linalg::MatmulOp matmul) {
@@ -417,6 +458,29 @@ struct SbpTileAndVectorizePass
     });
     for (linalg::BatchMatmulOp batch : batches)
       matmuls.push_back(unrollBatch(batch));
+    // The last rows of a split matmul read each element of B once: packing
+    // B would cost them more than their product.
+    llvm::SmallPtrSet<Operation *, 8> unpacked;
+    for (linalg::MatmulOp &matmul : matmuls) {
+      if (!matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps() ||
+          !llvm::all_of(matmul->getOperandTypes(), [](Type operand) {
+            auto shaped = cast<ShapedType>(operand);
+            return shaped.hasStaticShape() &&
+                   (shaped.getElementType().isF32() ||
+                    shaped.getElementType().isF64());
+          }))
+        continue;
+      auto type = cast<RankedTensorType>(matmul->getResult(0).getType());
+      int64_t m = type.getDimSize(0),
+              lanes = bits / type.getElementTypeBitWidth();
+      if (m % 4 == 0 || m < 4 || type.getDimSize(1) % lanes != 0)
+        continue;
+      auto [first, last] = splitRows(matmul);
+      matmul = first;
+      unpacked.insert(last);
+    }
+    for (Operation *last : unpacked)
+      matmuls.push_back(cast<linalg::MatmulOp>(last));
     for (linalg::MatmulOp matmul : matmuls) {
       if (!matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps())
         continue;
@@ -436,7 +500,7 @@ struct SbpTileAndVectorizePass
         continue;
       tiles->fuseConsumer = hasFusableConsumer(matmul);
       Operation *scheduled = matmul;
-      if (!tiles->fuseConsumer) {
+      if (!tiles->fuseConsumer && !unpacked.contains(matmul)) {
         // Panels of B; cache tiles measured best for f32 1024^3 on AVX2:
         // 32 rows, 32 panels, 256 deep (docs/benchmarks.md).
         int64_t m = lhs.getDimSize(0), k = lhs.getDimSize(1),

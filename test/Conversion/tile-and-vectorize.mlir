@@ -35,10 +35,20 @@ func.func @matmul_f64(%a: tensor<8x8xf64>, %b: tensor<8x8xf64>, %c: tensor<8x8xf
 
 // -----
 
-// Seven rows (a convolution's 7 x 7 positions make 49) take register
-// tiles of one row rather than plain loops.
+// Seven rows (a convolution's 7 x 7 positions make 49): the first four
+// take a register tile of 4 rows on packed B, the last three one row at a
+// time on B as it is, rather than plain loops.
 // CHECK-LABEL: func.func @odd_rows
-// CHECK: scf.for {{.*}} -> ({{.*}}, vector<1x1x16xf32>)
+// CHECK: tensor.extract_slice %arg2[0, 0] [4, 16] [1, 1] : tensor<7x16xf32> to tensor<4x16xf32>
+// CHECK: tensor.extract_slice %arg0[0, 0] [4, 8] [1, 1] : tensor<7x8xf32> to tensor<4x8xf32>
+// CHECK: linalg.transpose
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<4x1x16xf32>)
+// CHECK: %[[TOP:.*]] = tensor.insert_slice %{{.*}} into %arg2[0, 0] [4, 16] [1, 1] : tensor<4x16xf32> into tensor<7x16xf32>
+// CHECK: tensor.extract_slice %[[TOP]][4, 0] [3, 16] [1, 1] : tensor<7x16xf32> to tensor<3x16xf32>
+// CHECK: tensor.extract_slice %arg0[4, 0] [3, 8] [1, 1] : tensor<7x8xf32> to tensor<3x8xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<1x16xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %[[TOP]][4, 0] [3, 16] [1, 1] : tensor<3x16xf32> into tensor<7x16xf32>
 // CHECK-NOT: linalg.matmul
 func.func @odd_rows(%a: tensor<7x8xf32>, %b: tensor<8x16xf32>, %c: tensor<7x16xf32>) -> tensor<7x16xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<7x8xf32>, tensor<8x16xf32>) outs(%c : tensor<7x16xf32>) -> tensor<7x16xf32>

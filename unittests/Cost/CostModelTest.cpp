@@ -1,6 +1,7 @@
 //===- CostModelTest.cpp - Compute, boxing and memory predictions ---------===//
 
 #include "sbp/Cost/CostModel.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -185,6 +186,63 @@ TEST(CostModel, BatchedProductsAreContractionsOnHosts) {
   OpWork work = model->getOpWork(findOp(*module, "linalg.generic"), signature);
   EXPECT_TRUE(work.contraction);
   EXPECT_DOUBLE_EQ(work.flops, 2.0 * 2 * 4 * 8 * 8 * 16);
+}
+
+TEST(CostModel, ConvolutionsAreContractions) {
+  std::unique_ptr<MLIRContext> context = makeContext();
+  // A strided 3x3 convolution as the importers write it, which
+  // sbp-unfold-convolutions makes a matmul, and a max pooling over the
+  // same windows, which stays a loop.
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+    sbp.mesh @m shape = [2, 4]
+    func.func @f(%x: tensor<2x9x9x4xf32>, %w: tensor<3x3x4x8xf32>,
+                 %y: tensor<2x4x4x1x8xf32>, %window: tensor<3x3xf32>,
+                 %p: tensor<2x4x4x4xf32>)
+        -> (tensor<2x4x4x1x8xf32>, tensor<2x4x4x4xf32>) {
+      %conv = linalg.generic {indexing_maps = [
+          affine_map<(n, g, o, h, v, c, i, j) -> (n, h * 2 + i, v * 2 + j, c)>,
+          affine_map<(n, g, o, h, v, c, i, j) -> (i, j, c, o)>,
+          affine_map<(n, g, o, h, v, c, i, j) -> (n, h, v, g, o)>],
+          iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                            "parallel", "reduction", "reduction",
+                            "reduction"]}
+          ins(%x, %w : tensor<2x9x9x4xf32>, tensor<3x3x4x8xf32>)
+          outs(%y : tensor<2x4x4x1x8xf32>) {
+      ^bb0(%a: f32, %b: f32, %acc: f32):
+        %m = arith.mulf %a, %b : f32
+        %t = arith.addf %acc, %m : f32
+        linalg.yield %t : f32
+      } -> tensor<2x4x4x1x8xf32>
+      %pool = linalg.generic {indexing_maps = [
+          affine_map<(n, h, v, c, i, j) -> (n, h * 2 + i, v * 2 + j, c)>,
+          affine_map<(n, h, v, c, i, j) -> (i, j)>,
+          affine_map<(n, h, v, c, i, j) -> (n, h, v, c)>],
+          iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                            "reduction", "reduction"]}
+          ins(%x, %window : tensor<2x9x9x4xf32>, tensor<3x3xf32>)
+          outs(%p : tensor<2x4x4x4xf32>) {
+      ^bb0(%a: f32, %b: f32, %acc: f32):
+        %t = arith.maximumf %acc, %a : f32
+        linalg.yield %t : f32
+      } -> tensor<2x4x4x4xf32>
+      return %conv, %pool : tensor<2x4x4x1x8xf32>, tensor<2x4x4x4xf32>
+    })mlir",
+                                                             context.get());
+  ASSERT_TRUE(module);
+  auto model = CostModel::get(makeCluster(), {2, 4});
+  ASSERT_TRUE(bool(model));
+  SbpEntry b = SbpEntry::broadcast();
+  NdSbpAttr whole = nd(*module, b, b);
+  NdSbpSignature signature;
+  signature.operands = {whole, whole, whole};
+  signature.results = {whole};
+  SmallVector<Operation *> generics;
+  module->walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  ASSERT_EQ(generics.size(), 2u);
+  OpWork conv = model->getOpWork(generics[0], signature);
+  EXPECT_TRUE(conv.contraction);
+  EXPECT_DOUBLE_EQ(conv.flops, 2.0 * 2 * 8 * 4 * 4 * 4 * 3 * 3);
+  EXPECT_FALSE(model->getOpWork(generics[1], signature).contraction);
 }
 
 TEST(CostModel, SoftmaxReadsItsInputOnly) {

@@ -499,11 +499,15 @@ def SbpTileAndVectorizePass : Pass<"sbp-tile-and-vectorize", "ModuleOp"> {
     panels, 256 deep), then in register tiles of `R x 2V`, where `V` is the
     number of elements in one vector register and `R` keeps the
     accumulators in half of the registers, or the largest power of two
-    below that divides the rows (one row for a convolution's 7 x 7
-    positions: 20 ms for 49x4608x512 against 823 ms as loops); the register
-    tile is vectorized and its accumulators are hoisted out of the
-    reduction loop. Tiles divide the sizes, so no vector needs masks; a
-    matmul whose columns are no multiple of `V` is left to the loops. When the
+    below that divides the rows; the register tile is vectorized and its
+    accumulators are hoisted out of the reduction loop. Tiles divide the
+    sizes, so no vector needs masks. A matmul whose rows are no multiple of
+    4 is first split into one on the rows that are (4-row tiles) and one on
+    the last 1-3 rows (one-row tiles on B as it is, whose elements they
+    read once: packing would cost more): a convolution's 7 x 7 positions
+    make 49x4608x512 products, 823 ms as loops, 20 ms in one-row tiles,
+    4.6 ms split. A matmul whose columns are no multiple of `V` is left to
+    the loops. When the
     matmul's only user is an element-wise `linalg.generic` over its result
     (a bias, an activation, fused into one op by element-wise fusion), B is
     not packed: that consumer is tiled for the cache (64x512), the matmul
