@@ -244,9 +244,9 @@ std::optional<Tiles> getTiles(int64_t m, int64_t n, int64_t k, int64_t lanes,
   Tiles tiles{0, 0, 0, registers / 4, 2 * lanes};
   if (n % tiles.cols != 0)
     tiles.cols = lanes;
-  // Fewer rows where they do not divide `m` (a convolution's 7 x 7
-  // positions): plain loops would read B down its columns, two orders of
-  // magnitude slower than even one row of vectors.
+  // Fewer rows where they do not divide `m` (one to three rows, or the
+  // last rows of a split matmul): plain loops would read B down its
+  // columns, two orders of magnitude slower than one row of vectors.
   while (m % tiles.rows != 0)
     tiles.rows /= 2;
   if (n % tiles.cols != 0)
