@@ -200,6 +200,18 @@ splitRows(linalg::MatmulOp matmul) {
   return {parts[0], parts[1]};
 }
 
+/// Whether `op` (a matmul or batch_matmul) is one the schedules handle: on
+/// tensors of static shape, all f32 or all f64, with the default maps.
+template <typename OpTy> bool isTileable(OpTy op) {
+  Type element = getElementTypeOrSelf(op->getOperand(0).getType());
+  return op.hasPureTensorSemantics() && !op.hasUserDefinedMaps() &&
+         (element.isF32() || element.isF64()) &&
+         llvm::all_of(op->getOperandTypes(), [&](Type type) {
+           auto shaped = cast<ShapedType>(type);
+           return shaped.hasStaticShape() && shaped.getElementType() == element;
+         });
+}
+
 /// Whether `matmul`'s only user is an element-wise linalg op over its
 /// result's shape, which can run in the matmul's cache tiles.
 bool hasFusableConsumer(linalg::MatmulOp matmul) {
@@ -447,33 +459,31 @@ struct SbpTileAndVectorizePass
       if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
         matmuls.push_back(matmul);
       if (auto batch = dyn_cast<linalg::BatchMatmulOp>(op))
-        if (batch.hasPureTensorSemantics() && !batch.hasUserDefinedMaps() &&
-            llvm::all_of(batch->getOperandTypes(), [](Type type) {
-              auto shaped = cast<ShapedType>(type);
-              return shaped.hasStaticShape() &&
-                     (shaped.getElementType().isF32() ||
-                      shaped.getElementType().isF64());
-            }))
+        if (isTileable(batch))
           batches.push_back(batch);
     });
     for (linalg::BatchMatmulOp batch : batches)
       matmuls.push_back(unrollBatch(batch));
+    // The register and cache tiles of a matmul the schedules handle.
+    auto getMatmulTiles = [&](linalg::MatmulOp matmul) -> std::optional<Tiles> {
+      if (!isTileable(matmul))
+        return std::nullopt;
+      auto lhs = cast<RankedTensorType>(matmul.getDpsInputs()[0].getType());
+      auto rhs = cast<RankedTensorType>(matmul.getDpsInputs()[1].getType());
+      // 16 vector registers below AVX-512, 32 with it.
+      return getTiles(lhs.getDimSize(0), rhs.getDimSize(1), lhs.getDimSize(1),
+                      bits / lhs.getElementTypeBitWidth(),
+                      bits == 512 ? 32 : 16);
+    };
     // The last rows of a split matmul read each element of B once: packing
     // B would cost them more than their product.
     llvm::SmallPtrSet<Operation *, 8> unpacked;
     for (linalg::MatmulOp &matmul : matmuls) {
-      if (!matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps() ||
-          !llvm::all_of(matmul->getOperandTypes(), [](Type operand) {
-            auto shaped = cast<ShapedType>(operand);
-            return shaped.hasStaticShape() &&
-                   (shaped.getElementType().isF32() ||
-                    shaped.getElementType().isF64());
-          }))
+      if (!getMatmulTiles(matmul))
         continue;
-      auto type = cast<RankedTensorType>(matmul->getResult(0).getType());
-      int64_t m = type.getDimSize(0),
-              lanes = bits / type.getElementTypeBitWidth();
-      if (m % 4 == 0 || m < 4 || type.getDimSize(1) % lanes != 0)
+      int64_t m = cast<RankedTensorType>(matmul.getDpsInputs()[0].getType())
+                      .getDimSize(0);
+      if (m % 4 == 0 || m < 4)
         continue;
       auto [first, last] = splitRows(matmul);
       matmul = first;
@@ -482,20 +492,7 @@ struct SbpTileAndVectorizePass
     for (Operation *last : unpacked)
       matmuls.push_back(cast<linalg::MatmulOp>(last));
     for (linalg::MatmulOp matmul : matmuls) {
-      if (!matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps())
-        continue;
-      auto lhs = cast<RankedTensorType>(matmul.getDpsInputs()[0].getType());
-      auto rhs = cast<RankedTensorType>(matmul.getDpsInputs()[1].getType());
-      Type element = lhs.getElementType();
-      if (!lhs.hasStaticShape() || !rhs.hasStaticShape() ||
-          (!element.isF32() && !element.isF64()) ||
-          rhs.getElementType() != element)
-        continue;
-      int64_t lanes = bits / element.getIntOrFloatBitWidth();
-      // 16 vector registers below AVX-512, 32 with it.
-      std::optional<Tiles> tiles =
-          getTiles(lhs.getDimSize(0), rhs.getDimSize(1), lhs.getDimSize(1),
-                   lanes, bits == 512 ? 32 : 16);
+      std::optional<Tiles> tiles = getMatmulTiles(matmul);
       if (!tiles)
         continue;
       tiles->fuseConsumer = hasFusableConsumer(matmul);
@@ -503,8 +500,10 @@ struct SbpTileAndVectorizePass
       if (!tiles->fuseConsumer && !unpacked.contains(matmul)) {
         // Panels of B; cache tiles measured best for f32 1024^3 on AVX2:
         // 32 rows, 32 panels, 256 deep (docs/benchmarks.md).
+        auto lhs = cast<RankedTensorType>(matmul.getDpsInputs()[0].getType());
         int64_t m = lhs.getDimSize(0), k = lhs.getDimSize(1),
-                n = rhs.getDimSize(1);
+                n = cast<RankedTensorType>(matmul.getDpsInputs()[1].getType())
+                        .getDimSize(1);
         tiles->packed = true;
         tiles->m = getRowTile(m, 32, tiles->rows);
         tiles->n = std::gcd(n / tiles->cols, int64_t(32));
