@@ -208,8 +208,13 @@ void Execution::runCudaRank(int64_t rank, sbp_comm *comm,
     shapes.push_back(&shard.shape);
 
   bool timed = options.benchIterations > 0 || options.trace;
-  int64_t iterations =
-      options.benchIterations > 0 ? options.benchIterations + 1 : 1;
+  int64_t iterations = options.trainSteps        ? options.trainSteps
+                       : options.benchIterations ? options.benchIterations + 1
+                                                 : 1;
+  bool reportsLoss = rank == 0 || options.useMpi;
+  // The allocations the arguments live in: the uploads, then, for the
+  // updated parameters and state, the results of the step before.
+  std::set<void *> argBuffers(data.begin(), data.end());
   std::vector<ReturnedBuffer> returned;
   for (int64_t it = 0; it < iterations; ++it) {
     synchronize();
@@ -230,6 +235,19 @@ void Execution::runCudaRank(int64_t rank, sbp_comm *comm,
     }
     if (recorded)
       record(rank, begin, end);
+    if (options.trainSteps && !returned.empty() && reportsLoss) {
+      // The loss is replicated (a result never stays partial).
+      const ReturnedBuffer &loss = returned.back();
+      if (results.back().dtype == SBP_F64) {
+        double value = 0;
+        sbp_cuda_download(&value, loss.data, sizeof(value));
+        losses.push_back(value);
+      } else {
+        float value = 0;
+        sbp_cuda_download(&value, loss.data, sizeof(value));
+        losses.push_back(value);
+      }
+    }
     if (it + 1 == iterations) {
       rankResults.assign(results.size(), NpyArray());
       for (size_t r = 0; r < results.size(); ++r) {
@@ -241,13 +259,34 @@ void Execution::runCudaRank(int64_t rank, sbp_comm *comm,
                           result.data.size());
       }
     }
-    std::set<void *> owned;
+    // The updated parameters and state are the next step's arguments, in
+    // place on the device. Every other allocation is freed once, whether
+    // a result returned an argument's buffer or not.
+    std::set<void *> next = argBuffers;
+    if (options.trainSteps) {
+      next.clear();
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (int64_t(i) >= options.carried) {
+          next.insert(data[i]);
+          continue;
+        }
+        data[i] = returned[i].data;
+        shards[i].shape = returned[i].shape;
+        next.insert(returned[i].allocated);
+      }
+    }
+    if (it + 1 == iterations)
+      next.clear();
+    std::set<void *> owned = argBuffers;
     for (ReturnedBuffer &buffer : returned)
       owned.insert(buffer.allocated);
     for (void *buffer : owned)
-      sbp_cuda_free(buffer);
+      if (!next.count(buffer))
+        sbp_cuda_free(buffer);
+    argBuffers = std::move(next);
   }
-  for (void *buffer : data)
+  // What a failed iteration left.
+  for (void *buffer : argBuffers)
     sbp_cuda_free(buffer);
   sbp_program_set_comm(nullptr);
   if (deviceComm)

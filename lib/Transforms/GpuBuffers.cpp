@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "sbp/Transforms/Passes.h"
 
 namespace mlir {
@@ -72,6 +73,44 @@ void uploadGlobal(memref::GetGlobalOp get) {
   });
   builder.setInsertionPoint(get->getBlock()->getTerminator());
   deallocate(builder, loc, device);
+}
+
+/// Reads the element that host code loads from a device buffer (a tensor
+/// element that decides a branch or a loop) through copies: the element
+/// into a one-element device buffer, a kernel after `sbp-linalg-to-gpu`,
+/// then that buffer into a host one, which the host waits for.
+void readThroughHost(memref::LoadOp load) {
+  OpBuilder builder(load);
+  Location loc = load.getLoc();
+  MemRefType type = load.getMemRefType();
+  int64_t rank = type.getRank();
+  auto elementType =
+      MemRefType::get(SmallVector<int64_t>(rank, 1), type.getElementType());
+  Value element = load.getMemref();
+  if (rank) {
+    SmallVector<OpFoldResult> offsets(load.getIndices());
+    SmallVector<OpFoldResult> ones(rank, builder.getIndexAttr(1));
+    element =
+        memref::SubViewOp::create(builder, loc, element, offsets, ones, ones);
+  }
+  Value device = allocate(builder, loc, elementType, ValueRange());
+  memref::CopyOp::create(builder, loc, element, device);
+  // The host buffer sits at the top of the function: a loop's condition
+  // reads through it at every iteration.
+  Operation *scope =
+      load->getParentWithTrait<OpTrait::AutomaticAllocationScope>();
+  OpBuilder top = OpBuilder::atBlockBegin(&scope->getRegion(0).front());
+  Value host = memref::AllocaOp::create(top, loc, elementType);
+  createAndWait(builder, loc, [&](Type tokenType, ValueRange dependencies) {
+    return gpu::MemcpyOp::create(builder, loc, tokenType, dependencies, host,
+                                 device);
+  });
+  deallocate(builder, loc, device);
+  SmallVector<Value> zeros(rank,
+                           arith::ConstantIndexOp::create(builder, loc, 0));
+  load.replaceAllUsesWith(
+      memref::LoadOp::create(builder, loc, host, zeros).getResult());
+  load.erase();
 }
 
 /// The base address of `buffer`, as a host integer.
@@ -142,7 +181,8 @@ struct SbpGpuBuffersPass
                                     "lowering keeps buffers in device memory",
                WalkResult::interrupt();
       if (isa<memref::AllocOp, memref::DeallocOp, bufferization::CloneOp,
-              bufferization::DeallocOp>(op))
+              bufferization::DeallocOp>(op) ||
+          (isa<memref::LoadOp>(op) && !op->getParentOfType<linalg::LinalgOp>()))
         ops.push_back(op);
       return WalkResult::advance();
     });
@@ -176,6 +216,9 @@ struct SbpGpuBuffersPass
         clone.replaceAllUsesWith(copy);
       } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
         deallocate(builder, loc, dealloc.getMemref());
+      } else if (auto load = dyn_cast<memref::LoadOp>(op)) {
+        readThroughHost(load);
+        continue;
       } else {
         lowerDealloc(cast<bufferization::DeallocOp>(op));
         continue;

@@ -41,6 +41,46 @@ bool isFlat(linalg::LinalgOp op) {
   return true;
 }
 
+/// Whether `op` writes an output at a reduction loop's index: several
+/// points of its reduction loops then write one element (a gradient
+/// scattered through a convolution's `h + kh`, or a fused chain whose
+/// element-wise outputs span the reduction loops), so its kernel has a
+/// thread per point of every loop.
+bool writesAtReduction(linalg::LinalgOp op) {
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  return llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+    return llvm::any_of(reductions, [&](unsigned d) {
+      return op.getMatchingIndexingMap(&init).isFunctionOfDim(d);
+    });
+  });
+}
+
+/// Whether each point of `op`'s loops has output `init`'s element to
+/// itself.
+bool isOwnedPerPoint(linalg::LinalgOp op, OpOperand &init) {
+  return op.getMatchingIndexingMap(&init).isPermutation();
+}
+
+/// The atomic kind with which a thread adds its term into output `init`,
+/// which several points write: the payload must yield `init + term`, the
+/// term reading no such output. None otherwise.
+std::optional<arith::AtomicRMWKind> getAtomicAdd(linalg::LinalgOp op,
+                                                 OpOperand &init) {
+  BlockArgument arg = op.getMatchingBlockArgument(&init);
+  Value yielded = op.getBlock()->getTerminator()->getOperand(
+      init.getOperandNumber() - op.getNumDpsInputs());
+  Operation *add = yielded.getDefiningOp();
+  if (!add || !arg.hasOneUse() || arg.getUses().begin()->getOwner() != add ||
+      !yielded.hasOneUse() || add->getOperand(0) == add->getOperand(1))
+    return std::nullopt;
+  if (isa<arith::AddFOp>(add))
+    return arith::AtomicRMWKind::addf;
+  if (isa<arith::AddIOp>(add))
+    return arith::AtomicRMWKind::addi;
+  return std::nullopt;
+}
+
 /// Emits the kernel of one op.
 class KernelEmitter {
 public:
@@ -75,6 +115,9 @@ private:
   /// Flat views of the buffers when the op is addressed flat.
   IRMapping flatBuffers;
   IRMapping filled;
+  /// A thread per point of every loop, adding atomically into the outputs
+  /// that several points write (writesAtReduction).
+  bool scatter = writesAtReduction(op);
 };
 
 Value KernelEmitter::getExtent(OpBuilder &b, int64_t d) {
@@ -140,6 +183,10 @@ void KernelEmitter::emitThread(OpBuilder &b, Value linear) {
   SmallVector<int64_t> parallel, reduction;
   for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
     (type == utils::IteratorType::parallel ? parallel : reduction).push_back(d);
+  if (scatter) {
+    parallel = llvm::to_vector(llvm::seq<int64_t>(0, numLoops));
+    reduction.clear();
+  }
   if (!flatBuffers.getValueMap().empty()) {
     ivs[0] = linear;
   } else {
@@ -163,7 +210,22 @@ void KernelEmitter::emitThread(OpBuilder &b, Value linear) {
   for (OpOperand &init : op.getDpsInitsMutable()) {
     bool read =
         reduction.size() || !op.getMatchingBlockArgument(&init).use_empty();
-    if (!read)
+    if (scatter && !isOwnedPerPoint(op, init)) {
+      // The payload's `init + term` is then the term: -0.0 is the float
+      // sum's exact identity.
+      Type type = op.getMatchingBlockArgument(&init).getType();
+      outputs.push_back(
+          isa<FloatType>(type)
+              ? arith::ConstantOp::create(
+                    b, loc,
+                    b.getFloatAttr(
+                        type, APFloat::getZero(
+                                  cast<FloatType>(type).getFloatSemantics(),
+                                  /*Negative=*/true)))
+                    .getResult()
+              : arith::ConstantOp::create(b, loc, b.getZeroAttr(type))
+                    .getResult());
+    } else if (!read)
       outputs.push_back(Value());
     else if (Value value = filled.lookupOrNull(init.get()))
       outputs.push_back(value);
@@ -191,8 +253,17 @@ void KernelEmitter::emitThread(OpBuilder &b, Value linear) {
         };
     outputs = nest(b, 0, outputs);
   }
-  for (auto [value, init] : llvm::zip(outputs, op.getDpsInitsMutable()))
-    store(b, value, init, ivs);
+  for (auto [value, init] : llvm::zip(outputs, op.getDpsInitsMutable())) {
+    if (!scatter || isOwnedPerPoint(op, init)) {
+      store(b, value, init, ivs);
+      continue;
+    }
+    SmallVector<Value> indices =
+        affine::expandAffineMap(b, loc, op.getMatchingIndexingMap(&init), ivs)
+            .value();
+    memref::AtomicRMWOp::create(b, loc, *getAtomicAdd(op, init), value,
+                                init.get(), indices);
+  }
 }
 
 void KernelEmitter::emit() {
@@ -204,7 +275,7 @@ void KernelEmitter::emit() {
   Value total = arith::ConstantIndexOp::create(builder, loc, 1);
   int64_t staticTotal = 1;
   for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray())) {
-    if (type != utils::IteratorType::parallel)
+    if (type != utils::IteratorType::parallel && !scatter)
       continue;
     total = arith::MulIOp::create(builder, loc, total, extents[d]);
     staticTotal = ShapedType::isDynamic(staticExtents[d]) ||
@@ -311,27 +382,29 @@ struct SbpLinalgToGpuPass
       if (op.hasPureBufferSemantics() && !op->getParentOfType<gpu::LaunchOp>())
         ops.push_back(op);
     });
-    // A thread carries its output point through the reduction loops, so
-    // an output written at a reduction loop's index (a gradient scattered
-    // through a convolution's h + kh) would come out wrong.
+    // An op written at its reduction loops' indices runs a thread per
+    // point of all its loops, which add into the shared outputs
+    // atomically: only sums can be added that way.
     for (linalg::LinalgOp op : ops) {
-      SmallVector<unsigned> reductions;
-      op.getReductionDims(reductions);
+      if (!writesAtReduction(op))
+        continue;
       for (OpOperand &init : op.getDpsInitsMutable())
-        for (unsigned d : reductions)
-          if (op.getMatchingIndexingMap(&init).isFunctionOfDim(d)) {
-            op->emitOpError()
-                << "writes its output at reduction loop d" << d
-                << " (a scattered gradient); the GPU lowering has no "
-                   "kernel for it";
-            return signalPassFailure();
-          }
+        if (!isOwnedPerPoint(op, init) && !getAtomicAdd(op, init)) {
+          op->emitOpError()
+              << "writes output #"
+              << init.getOperandNumber() - op.getNumDpsInputs()
+              << " from several points of its reduction loops and yields "
+                 "other than a sum into it; the GPU lowering adds such "
+                 "outputs atomically (out + term)";
+          return signalPassFailure();
+        }
     }
     // Fills are taken before any op becomes a launch, while they still sit
-    // next to their consumers.
+    // next to their consumers. An op adding atomically needs its fills
+    // done first.
     DenseMap<Operation *, IRMapping> fillsOf;
     for (linalg::LinalgOp &op : ops)
-      if (op)
+      if (op && !writesAtReduction(op))
         fillsOf[op] = takeFills(op, ops);
     for (linalg::LinalgOp op : ops) {
       if (!op)
@@ -342,6 +415,10 @@ struct SbpLinalgToGpuPass
 
     // Buffers live in device memory: the host must not touch them.
     WalkResult walk = getOperation().walk([](Operation *op) {
+      // sbp-gpu-buffers reads device elements through host allocas.
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        if (load.getMemref().getDefiningOp<memref::AllocaOp>())
+          return WalkResult::advance();
       if (!isa<memref::LoadOp, memref::StoreOp, vector::TransferReadOp,
                vector::TransferWriteOp, vector::LoadOp, vector::StoreOp,
                affine::AffineLoadOp, affine::AffineStoreOp, linalg::LinalgOp>(

@@ -85,3 +85,36 @@ func.func @reads_global(%x: memref<4xf32>) {
   linalg.add ins(%w, %x : memref<4xf32>, memref<4xf32>) outs(%x : memref<4xf32>)
   return
 }
+
+// -----
+
+// A tensor element read by host control flow comes through a device copy
+// of the element and a host buffer at the top of the function, which
+// every iteration of a loop reuses.
+// CHECK-LABEL: func.func @host_read
+// CHECK:       %[[HOST:.*]] = memref.alloca() : memref<1x1xf32>
+// CHECK:       scf.while
+// CHECK:         %[[ELEM:.*]] = memref.subview %arg0[%{{.*}}, %c2] [1, 1] [1, 1]
+// CHECK:         %[[DEV:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<1x1xf32>
+// CHECK:         memref.copy %[[ELEM]], %[[DEV]]
+// CHECK:         %{{.*}} = gpu.memcpy async [%{{.*}}] %[[HOST]], %[[DEV]]
+// CHECK:         gpu.dealloc
+// CHECK:         %[[V:.*]] = memref.load %[[HOST]][%{{.*}}, %{{.*}}]
+// CHECK:         arith.cmpf ogt, %[[V]]
+
+func.func @host_read(%x: memref<4x4xf32>) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %n = scf.while (%i = %c0) : (index) -> index {
+    %v = memref.load %x[%i, %c2] : memref<4x4xf32>
+    %go = arith.cmpf ogt, %v, %zero : f32
+    scf.condition(%go) %i : index
+  } do {
+  ^bb0(%i: index):
+    %next = arith.addi %i, %c1 : index
+    scf.yield %next : index
+  }
+  return %n : index
+}

@@ -16,18 +16,15 @@ func.func @host_read(%flag: memref<i1>, %x: memref<4xf32>) {
 
 // -----
 
-// A scattered gradient (a convolution's image, read at h + kh) writes
-// each output element from several reduction points: no kernel of one
-// thread per output point computes it.
-#dy = affine_map<(h, kh) -> (h)>
-#k = affine_map<(h, kh) -> (kh)>
+// A scattered output that is not a sum into itself (here a maximum)
+// cannot be added atomically.
+#window = affine_map<(h, kh) -> (h, kh)>
 #image = affine_map<(h, kh) -> (h + kh)>
-func.func @scatter(%dy: memref<6xf32>, %w: memref<3xf32>, %dx: memref<8xf32>) {
-  // expected-error @+1 {{'linalg.generic' op writes its output at reduction loop d0 (a scattered gradient); the GPU lowering has no kernel for it}}
-  linalg.generic {indexing_maps = [#dy, #k, #image], iterator_types = ["reduction", "reduction"]} ins(%dy, %w : memref<6xf32>, memref<3xf32>) outs(%dx : memref<8xf32>) {
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %m = arith.mulf %a, %b : f32
-    %s = arith.addf %o, %m : f32
+func.func @scatter_max(%dy: memref<6x3xf32>, %dx: memref<8xf32>) {
+  // expected-error @+1 {{'linalg.generic' op writes output #0 from several points of its reduction loops and yields other than a sum into it; the GPU lowering adds such outputs atomically (out + term)}}
+  linalg.generic {indexing_maps = [#window, #image], iterator_types = ["reduction", "reduction"]} ins(%dy : memref<6x3xf32>) outs(%dx : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.maximumf %o, %a : f32
     linalg.yield %s : f32
   }
   return

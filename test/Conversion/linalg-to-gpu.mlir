@@ -171,3 +171,62 @@ func.func @fill_read_as_input(%out: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A scattered gradient (a convolution's image, read at h + kh) is written
+// from several points of the reduction loops: a thread per point of every
+// loop adds its term atomically, after the fill, which stays a kernel.
+// CHECK-LABEL: func.func @scatter
+// CHECK:       gpu.launch
+// CHECK:         memref.store %cst, %arg2[
+// CHECK:       gpu.launch
+// CHECK:         %[[KH:.*]] = arith.remui %{{.*}}, %c3
+// CHECK:         %[[H:.*]] = arith.divui %{{.*}}, %c3
+// CHECK:         %[[DY:.*]] = memref.load %arg0[%[[H]]]
+// CHECK:         %[[W:.*]] = memref.load %arg1[%[[KH]]]
+// CHECK:         %[[TERM:.*]] = arith.mulf %[[DY]], %[[W]]
+// CHECK:         %[[AT:.*]] = arith.addi %[[H]], %[[KH]]
+// CHECK:         memref.atomic_rmw addf %[[TERM]], %arg2[%[[AT]]]
+
+#dy = affine_map<(h, kh) -> (h)>
+#k = affine_map<(h, kh) -> (kh)>
+#image = affine_map<(h, kh) -> (h + kh)>
+func.func @scatter(%dy: memref<6xf32>, %w: memref<3xf32>, %dx: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dx : memref<8xf32>)
+  linalg.generic {indexing_maps = [#dy, #k, #image], iterator_types = ["reduction", "reduction"]} ins(%dy, %w : memref<6xf32>, memref<3xf32>) outs(%dx : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A fused chain whose element-wise outputs span the reduction loop beside
+// a column sum: each point owns its element-wise outputs (loaded, stored)
+// and adds into the sum atomically.
+// CHECK-LABEL: func.func @owned_and_summed
+// CHECK:       gpu.launch
+// CHECK:         %[[J:.*]] = arith.remui %{{.*}}, %c4
+// CHECK:         %[[I:.*]] = arith.divui %{{.*}}, %c4
+// CHECK-DAG:     %[[X:.*]] = memref.load %arg0[%[[I]], %[[J]]]
+// CHECK-DAG:     %[[OLD:.*]] = memref.load %arg1[%[[I]], %[[J]]]
+// CHECK:         %[[NEW:.*]] = arith.addf %[[OLD]], %[[X]]
+// CHECK:         memref.store %[[NEW]], %arg1[%[[I]], %[[J]]]
+// CHECK:         memref.atomic_rmw addf %[[NEW]], %arg2[%[[J]]]
+
+#ij = affine_map<(i, j) -> (i, j)>
+#j = affine_map<(i, j) -> (j)>
+func.func @owned_and_summed(%x: memref<6x4xf32>, %acc: memref<6x4xf32>, %sum: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#ij, #ij, #j], iterator_types = ["reduction", "parallel"]} ins(%x : memref<6x4xf32>) outs(%acc, %sum : memref<6x4xf32>, memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32, %s: f32):
+    %n = arith.addf %o, %a : f32
+    %t = arith.addf %s, %n : f32
+    linalg.yield %n, %t : f32, f32
+  }
+  return
+}

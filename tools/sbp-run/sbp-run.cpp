@@ -510,9 +510,9 @@ int Runner::checkTrainFlags() {
       lossFlag != "cross-entropy")
     return usage("--loss " + lossFlag +
                  ": expected auto, result, mse or cross-entropy");
-  if (backendFlag != "cpu" || emulateGpuFlag || !saveFlag.empty())
-    return usage("--train runs on --backend cpu, without --save-program or "
-                 "--emulate-gpu, in this sbp-run");
+  if (!saveFlag.empty())
+    return usage("--train runs its steps in sbp-run: it takes no "
+                 "--save-program");
   if (stagesFlag && checkGradientsFlag)
     return usage("--pipeline-stages with --check-gradients: gradients are "
                  "checked without stages");

@@ -606,7 +606,14 @@ def SbpGpuBuffersPass : Pass<"sbp-gpu-buffers", "ModuleOp"> {
       base pointers (host integers, no device access) with the retained
       buffers and the earlier ones, and a `gpu.dealloc` under the
       resulting condition; the ownership of each retained buffer is
-      computed the same way. `memref.dealloc` becomes `gpu.dealloc`.
+      computed the same way. `memref.dealloc` becomes `gpu.dealloc`;
+    - a `memref.load` outside structured ops (a tensor element that
+      decides host control flow: an `scf.if` condition, a `while` loop's
+      test) reads through copies: a `memref.copy` of the element into a
+      one-element device buffer (a kernel after `sbp-linalg-to-gpu`),
+      then `gpu.memcpy` into a one-element `memref.alloca` at the top of
+      the function (once, however often a loop reads through it), which
+      the host loads after the copy.
 
     Function arguments and results are device buffers: the host uploads
     the arguments and frees the results it downloaded.
@@ -636,10 +643,21 @@ def SbpLinalgToGpuPass : Pass<"sbp-linalg-to-gpu", "ModuleOp"> {
     element-wise chain is therefore one kernel that reads each input and
     writes each output once.
 
+    An op that writes an output at a reduction loop's index (a gradient
+    scattered through a convolution's `h + kh`, or a fused chain whose
+    element-wise outputs span a reduction loop beside a sum over it) runs
+    one thread per point of all its loops instead. Outputs whose map is a
+    permutation of the loops belong to one point each and are loaded and
+    stored as above; each other output must be a sum into itself (the
+    payload yields `out + term` with `out` read nowhere else and the sum
+    used nowhere else), and its term is added with `memref.atomic_rmw`
+    (`addf` or `addi`). The order of those additions is the hardware's.
+
     A `linalg.fill` right before an op that writes the filled buffer as an
     output (and does not read it as an input), with nothing but pure ops
     between them, is folded into that op: its accumulators start from the
-    fill's value, one kernel fewer (the initial values of reductions).
+    fill's value, one kernel fewer (the initial values of reductions). An
+    op that adds atomically keeps its fills as kernels before it.
 
     The launch is skipped when the op has no points. Loop extents are
     computed on the host from buffer sizes; no device memory is read there.
@@ -647,10 +665,10 @@ def SbpLinalgToGpuPass : Pass<"sbp-linalg-to-gpu", "ModuleOp"> {
     Constraints: after the pass no `memref.load`, `memref.store` or vector
     transfer outside a kernel touches a buffer, since buffers live in
     device memory; such an op (a tensor element read into host control
-    flow) is reported with its location. No structured op writes an
-    output at a reduction loop's index (a gradient scattered through a
-    convolution's `h + kh`): threads carry their output point through the
-    reductions, so such an op is reported.
+    flow that `sbp-gpu-buffers` did not read through a host buffer) is
+    reported with its location. An output that several points of an op's
+    loops write must be a sum into itself (`out + term`); any other
+    payload there (a maximum, a product) is reported.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
