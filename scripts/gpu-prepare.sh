@@ -7,8 +7,9 @@
 #   .gpu/lib       libsbp_runtime.so and libsbp_runtime_cuda.so
 #   .gpu/debs      OpenBLAS and gfortran (Debian packages, unpacked there)
 #   .gpu/programs  the correctness harness (1 rank and a 4-rank virtual
-#                  mesh), the examples and the ONNX GPT, compiled for the
-#                  cuda backend with their CPU reference results
+#                  mesh), the examples, the ONNX GPT and training steps,
+#                  compiled for the cuda backend with their CPU reference
+#                  results
 #   .gpu/bench     the GEMM and element-wise benchmarks, without inputs
 #
 # Then, on the GPU machine: bash scripts/gpu-check.sh (carry .gpu).
@@ -38,5 +39,19 @@ python3 test/Run/harness.py --opt build/bin/sbp-opt --run "$run" \
 "$run" examples/block.mlir --backend cuda --save-program "$gpu"/programs/example_block --reference --seed 3
 "$run" ../shared/testdata/onnx/gpt_none_op17_static.onnx --ranks 4 --auto \
   --backend cuda --save-program "$gpu"/programs/onnx_gpt --reference
+# Training steps: sbp-exec runs the steps and compares the loss curve and
+# the final parameters and state with one CPU rank's.
+gpt=$(mktemp --suffix=.mlir)
+python3 bench/search/gen_gpt.py --hidden 32 --heads 4 --batch 8 --seq 8 \
+  --layers 2 -o "$gpt"
+"$run" "$gpt" --train --steps 10 --ranks 4 --auto --backend cuda \
+  --save-program "$gpu"/programs/train_gpt --reference
+"$run" test/Run/Inputs/gradients/conv.mlir --train --steps 5 --ranks 2 --auto \
+  --backend cuda --save-program "$gpu"/programs/train_conv --reference
+"$run" test/Run/Inputs/gradients/while.mlir --train --steps 5 --backend cuda \
+  --save-program "$gpu"/programs/train_while --reference
+"$run" ../shared/testdata/onnx/gpt_none_op17_static.onnx --train --steps 10 \
+  --ranks 4 --auto --backend cuda --save-program "$gpu"/programs/train_onnx_gpt \
+  --reference
 python3 bench/gpu/gpu_bench.py --run "$run" --save "$gpu"/bench
 du -sh "$gpu"

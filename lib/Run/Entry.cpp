@@ -304,6 +304,10 @@ bool sbp::run::writeManifest(const std::string &path, const Manifest &manifest,
       {"entry", manifest.entry}, {"backend", getBackendName(manifest.backend)},
       {"mesh", manifest.mesh},   {"args", args},
       {"results", results},      {"expected", manifest.hasExpected}};
+  if (manifest.trainSteps) {
+    document["train_steps"] = manifest.trainSteps;
+    document["carried"] = manifest.carried;
+  }
   std::ofstream out(path);
   out << document.dump(2) << "\n";
   if (!out) {
@@ -378,5 +382,36 @@ std::optional<Manifest> sbp::run::readManifest(const std::string &path,
   manifest.hasExpected = document.contains("expected") &&
                          document["expected"].is_boolean() &&
                          document["expected"].get<bool>();
+  if (document.contains("train_steps")) {
+    const json &steps = document["train_steps"];
+    const json &carried =
+        document.contains("carried") ? document["carried"] : json();
+    if (!steps.is_number_integer() || steps.get<int64_t>() < 1)
+      return fail("train_steps must be a positive integer");
+    int64_t most = std::min(manifest.args.size(), manifest.results.size());
+    if (!carried.is_number_integer() || carried.get<int64_t>() < 0 ||
+        carried.get<int64_t>() > most)
+      return fail("carried must be an integer in [0, " + std::to_string(most) +
+                  "] (the updated arguments of a training step)");
+    if (manifest.results.empty())
+      return fail("a training step returns its loss last; there are no "
+                  "results");
+    manifest.trainSteps = steps.get<int64_t>();
+    manifest.carried = carried.get<int64_t>();
+  }
   return manifest;
+}
+
+NpyArray sbp::run::makeLossCurve(const std::vector<double> &losses,
+                                 sbp_dtype dtype) {
+  NpyArray curve;
+  curve.dtype = dtype == SBP_F64 ? SBP_F64 : SBP_F32;
+  curve.shape = {int64_t(losses.size())};
+  curve.data.resize(losses.size() * sbp_dtype_size(curve.dtype));
+  for (size_t k = 0; k < losses.size(); ++k)
+    if (curve.dtype == SBP_F64)
+      reinterpret_cast<double *>(curve.data.data())[k] = losses[k];
+    else
+      reinterpret_cast<float *>(curve.data.data())[k] = losses[k];
+  return curve;
 }

@@ -31,11 +31,11 @@ const char *const usageText =
     "                [--timeout S] [--trace FILE.json] [--output-dir D]\n"
     "                [--random-inputs] [--seed N]\n"
     "Runs the program that `sbp-run --save-program DIR` saved, on the\n"
-    "ranks of its mesh, and compares its results with the saved reference\n"
-    "when there is one. Inputs are DIR/argN.npy, or random (--seed) where\n"
-    "that file is absent or with --random-inputs. Exit codes as sbp-run's:\n"
-    "0 ok, 1 mismatch, 2 bad\n"
-    "input or usage, 3 a rank failed.\n";
+    "ranks of its mesh (a training step: its steps, printing each loss),\n"
+    "and compares its results with the saved reference when there is one.\n"
+    "Inputs are DIR/argN.npy, or random (--seed) where that file is absent\n"
+    "or with --random-inputs. Exit codes as sbp-run's: 0 ok, 1 mismatch,\n"
+    "2 bad input or usage, 3 a rank failed.\n";
 
 int usage(const std::string &message) {
   std::fprintf(stderr, "sbp-exec: %s\n", message.c_str());
@@ -174,7 +174,8 @@ int main(int argc, char **argv) {
     inputs[i] = randomArray(manifest->args[i], manifest->argShapes[i], rng);
   }
   if (manifest->hasExpected) {
-    expected.resize(manifest->results.size());
+    // A training step's loss curve follows its results.
+    expected.resize(manifest->results.size() + (manifest->trainSteps ? 1 : 0));
     for (size_t r = 0; r < expected.size(); ++r)
       if (!sbp::runtime::readNpy(flags.dir + "/expected" + std::to_string(r) +
                                      ".npy",
@@ -190,6 +191,8 @@ int main(int argc, char **argv) {
   options.trace = !flags.trace.empty();
   options.useMpi = flags.comm == "mpi" || (flags.comm == "nccl" && underMpirun);
   options.useNccl = flags.comm == "nccl";
+  options.trainSteps = manifest->trainSteps;
+  options.carried = manifest->carried;
   Execution execution(program, manifest->args, manifest->results, options);
   std::vector<NpyArray> outputs;
   if (!execution.run(inputs, outputs, error)) {
@@ -209,6 +212,8 @@ int main(int argc, char **argv) {
   for (size_t r = 0; r < outputs.size(); ++r)
     std::printf("result%zu: %s %s\n", r, dtypeName(outputs[r].dtype),
                 formatShape(outputs[r].shape).c_str());
+  for (size_t step = 0; step < execution.getLosses().size(); ++step)
+    std::printf("step=%zu loss=%.7g\n", step + 1, execution.getLosses()[step]);
   if (flags.bench)
     std::fputs(execution.formatBench().c_str(), stdout);
   if (!flags.trace.empty() && !execution.writeTrace(flags.trace, error))
@@ -220,6 +225,9 @@ int main(int argc, char **argv) {
       return usage(error);
   if (expected.empty())
     return 0;
+  if (manifest->trainSteps)
+    outputs.push_back(
+        makeLossCurve(execution.getLosses(), manifest->results.back().dtype));
   Comparison comparison = compareResults(outputs, expected);
   if (!comparison.shapeError.empty()) {
     std::printf("%s\n", comparison.shapeError.c_str());

@@ -510,9 +510,6 @@ int Runner::checkTrainFlags() {
       lossFlag != "cross-entropy")
     return usage("--loss " + lossFlag +
                  ": expected auto, result, mse or cross-entropy");
-  if (!saveFlag.empty())
-    return usage("--train runs its steps in sbp-run: it takes no "
-                 "--save-program");
   if (stagesFlag && checkGradientsFlag)
     return usage("--pipeline-stages with --check-gradients: gradients are "
                  "checked without stages");
@@ -910,6 +907,12 @@ int Runner::run() {
                                           blasFlag, error, !saveFlag.empty());
   if (!program)
     return usage(inputFile + ": " + error);
+  // The search lays each updated value out as its argument.
+  for (int64_t i = 0; i < numCarried; ++i)
+    if (args[i].layout.entries != results[i].layout.entries)
+      return usage("--train: result #" + std::to_string(i) + " of @" +
+                   entryName + " is not laid out as argument #" +
+                   std::to_string(i) + ", which it updates");
   if (!saveFlag.empty())
     return save(*program, *logical, entryName, backend, args, results,
                 globalArgs, logicalResults);
@@ -924,12 +927,6 @@ int Runner::run() {
   if (trainFlag || checkGradientsFlag) {
     options.trainSteps = stepsFlag;
     options.carried = numCarried;
-    // The search lays each updated value out as its argument.
-    for (int64_t i = 0; i < numCarried; ++i)
-      if (args[i].layout.entries != results[i].layout.entries)
-        return usage("--train: result #" + std::to_string(i) + " of @" +
-                     entryName + " is not laid out as argument #" +
-                     std::to_string(i) + ", which it updates");
   }
   if (checkGradientsFlag)
     return checkGradients(*program, args, results, options);
@@ -1153,20 +1150,9 @@ int Runner::finish(const Execution &execution, std::vector<NpyArray> &outputs,
   if (trainFlag) {
     // The loss curves are compared step by step, as one more result in
     // the loss's type.
-    auto curve = [&](const std::vector<double> &losses) {
-      NpyArray array;
-      array.dtype = outputs.back().dtype;
-      array.shape = {int64_t(losses.size())};
-      array.data.resize(losses.size() * sbp_dtype_size(array.dtype));
-      for (size_t k = 0; k < losses.size(); ++k)
-        if (array.dtype == SBP_F64)
-          reinterpret_cast<double *>(array.data.data())[k] = losses[k];
-        else
-          reinterpret_cast<float *>(array.data.data())[k] = losses[k];
-      return array;
-    };
-    outputs.push_back(curve(execution.getLosses()));
-    expected.push_back(curve(expectedLosses));
+    outputs.push_back(
+        makeLossCurve(execution.getLosses(), outputs.back().dtype));
+    expected.push_back(makeLossCurve(expectedLosses, outputs.back().dtype));
   }
   return compare(outputs, expected);
 }
@@ -1286,10 +1272,15 @@ int Runner::save(const CompiledProgram &program, ModuleOp logical,
   if (!program.save(inDir("program.so"), error))
     return usage("--save-program: " + error);
   std::vector<NpyArray> expected;
-  if (referenceFlag)
+  std::vector<double> expectedLosses;
+  if (referenceFlag) {
     if (int status = runReference(logical, entryName, globalArgs,
-                                  logicalResults, expected))
+                                  logicalResults, expected, &expectedLosses))
       return status;
+    if (trainFlag)
+      expected.push_back(
+          makeLossCurve(expectedLosses, logicalResults.back().dtype));
+  }
   Manifest manifest;
   manifest.entry = entryName.str();
   manifest.backend = backend;
@@ -1299,6 +1290,10 @@ int Runner::save(const CompiledProgram &program, ModuleOp logical,
   for (const NpyArray &input : inputs)
     manifest.argShapes.push_back(input.shape);
   manifest.hasExpected = referenceFlag;
+  if (trainFlag) {
+    manifest.trainSteps = stepsFlag;
+    manifest.carried = numCarried;
+  }
   if (!writeManifest(inDir("program.json"), manifest, error))
     return usage("--save-program: " + error);
   for (size_t i = 0; i < inputs.size(); ++i)

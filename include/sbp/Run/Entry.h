@@ -122,9 +122,20 @@ struct Manifest {
   /// The global (logical) shape of each argument: of DIR/argN.npy, or of
   /// the random inputs sbp-exec makes when that file is absent.
   std::vector<std::vector<int64_t>> argShapes;
-  /// Whether DIR holds the reference's results.
+  /// Whether DIR holds the reference's results (and, for a training step,
+  /// its loss curve after them).
   bool hasExpected = false;
+  /// A training step runs this many steps, its first `carried` results
+  /// (the updated parameters and optimizer state) being the next step's
+  /// first arguments; 0 for one call.
+  int64_t trainSteps = 0;
+  int64_t carried = 0;
 };
+
+/// The losses of a run's steps as one array of `dtype` (f32 or f64), which
+/// is how runs compare their loss curves.
+sbp::runtime::NpyArray makeLossCurve(const std::vector<double> &losses,
+                                     sbp_dtype dtype);
 
 /// Writes `manifest` as JSON to `path`; false with `error` set on failure.
 bool writeManifest(const std::string &path, const Manifest &manifest,

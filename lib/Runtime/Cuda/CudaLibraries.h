@@ -47,6 +47,7 @@ namespace sbp::cuda {
   X(deviceGetDefaultMemPool, cuDeviceGetDefaultMemPool)                        \
   X(memPoolSetAttribute, cuMemPoolSetAttribute)                                \
   X(memcpyAsync, cuMemcpyAsync)                                                \
+  X(pointerGetAttribute, cuPointerGetAttribute)                                \
   X(memcpy2DAsync, cuMemcpy2DAsync)                                            \
   X(memsetD32Async, cuMemsetD32Async)                                          \
   X(memsetD16Async, cuMemsetD16Async)                                          \

@@ -409,12 +409,26 @@ void mgpuMemFree(void *pointer, void * /*stream*/) { sbp_cuda_free(pointer); }
 
 void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
   RankState *rank = getActiveRank("mgpuMemcpy");
-  if (rank)
-    rank->check("cuMemcpyAsync",
-                getDriver()->memcpyAsync(
-                    reinterpret_cast<CUdeviceptr>(dst),
-                    reinterpret_cast<CUdeviceptr>(src), bytes,
-                    stream ? static_cast<CUstream>(stream) : rank->stream));
+  if (!rank)
+    return;
+  // A copy into host memory (an element that host control flow reads) is
+  // read right after: wait for it, since an asynchronous copy into
+  // pageable memory need not have finished when the call returns. Memory
+  // the driver does not know is pageable host memory.
+  CUmemorytype type = CU_MEMORYTYPE_HOST;
+  if (getDriver()->pointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                       reinterpret_cast<CUdeviceptr>(dst)) !=
+      CUDA_SUCCESS)
+    type = CU_MEMORYTYPE_HOST;
+  if (type == CU_MEMORYTYPE_HOST) {
+    copyAndWait(dst, src, bytes, "cuMemcpyAsync");
+    return;
+  }
+  rank->check("cuMemcpyAsync",
+              getDriver()->memcpyAsync(
+                  reinterpret_cast<CUdeviceptr>(dst),
+                  reinterpret_cast<CUdeviceptr>(src), bytes,
+                  stream ? static_cast<CUstream>(stream) : rank->stream));
 }
 
 void mgpuMemset32(void *dst, unsigned value, size_t count, void *stream) {
