@@ -214,17 +214,10 @@ void KernelEmitter::emitThread(OpBuilder &b, Value linear) {
       // The payload's `init + term` is then the term: -0.0 is the float
       // sum's exact identity.
       Type type = op.getMatchingBlockArgument(&init).getType();
-      outputs.push_back(
-          isa<FloatType>(type)
-              ? arith::ConstantOp::create(
-                    b, loc,
-                    b.getFloatAttr(
-                        type, APFloat::getZero(
-                                  cast<FloatType>(type).getFloatSemantics(),
-                                  /*Negative=*/true)))
-                    .getResult()
-              : arith::ConstantOp::create(b, loc, b.getZeroAttr(type))
-                    .getResult());
+      TypedAttr zero = isa<FloatType>(type)
+                           ? TypedAttr(b.getFloatAttr(type, -0.0))
+                           : b.getZeroAttr(type);
+      outputs.push_back(arith::ConstantOp::create(b, loc, zero));
     } else if (!read)
       outputs.push_back(Value());
     else if (Value value = filled.lookupOrNull(init.get()))
