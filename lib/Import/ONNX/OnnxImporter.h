@@ -116,6 +116,23 @@ LogicalResult loadExternalData(onnx::ModelProto &model, StringRef modelPath,
 LogicalResult adaptToOpset17(onnx::ModelProto &model, int64_t opset,
                              std::vector<std::string> &errors);
 
+/// Ops added after opset 17 as the opset-17 nodes of their function bodies
+/// (NewOps.cpp): each appends the nodes computing `node` to `out`, or
+/// returns why it cannot.
+std::optional<std::string> expandGelu(const onnx::NodeProto &node,
+                                      std::vector<onnx::NodeProto> &out);
+std::optional<std::string>
+expandRmsNormalization(const onnx::GraphProto &graph,
+                       const onnx::NodeProto &node,
+                       std::vector<onnx::NodeProto> &out);
+std::optional<std::string>
+expandRotaryEmbedding(const onnx::GraphProto &graph,
+                      const onnx::NodeProto &node,
+                      std::vector<onnx::NodeProto> &out);
+std::optional<std::string> expandAttention(const onnx::GraphProto &graph,
+                                           const onnx::NodeProto &node,
+                                           std::vector<onnx::NodeProto> &out);
+
 //===----------------------------------------------------------------------===//
 // Builders shared by the converters.
 //===----------------------------------------------------------------------===//

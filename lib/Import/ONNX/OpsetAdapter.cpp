@@ -8,11 +8,14 @@
 //   attribute again; no axes with noop_with_empty_axes is an Identity.
 // - Split (18) may give num_outputs: opset 17 splits evenly into the
 //   outputs, the same where the size divides.
-// - Gelu (20) is expanded: 0.5 x (1 + erf(x / sqrt 2)), or with tanh.
+// - Gelu (20) is expanded: 0.5 x (1 + erf(x / sqrt 2)), or with tanh
+//   (NewOps.cpp).
 // - Attributes added with a default (Resize's antialias, axes and
 //   keep_aspect_ratio_policy, AveragePool's dilations, Cast's saturate) are
 //   dropped when they hold it, and reported otherwise; so are Pad's axes
 //   input and its wrap mode.
+// - RMSNormalization, RotaryEmbedding and Attention (23) become the nodes
+//   of their function bodies (NewOps.cpp).
 // Every other change of those opsets adds element types or ops, which the
 // importer reports as it does for any model. The IR version drops to 8,
 // the library's.
@@ -152,54 +155,13 @@ std::optional<std::string> adaptNode(const onnx::GraphProto &graph,
   } else if (op == "Cast" || op == "CastLike") {
     dropAttribute(node, "saturate");
   } else if (op == "Gelu") {
-    const onnx::AttributeProto *approximate =
-        findAttribute(node, "approximate");
-    bool tanh = approximate && approximate->s() == "tanh";
-    if (approximate && !tanh && approximate->s() != "none")
-      return "Gelu with approximate '" + approximate->s() + "'";
-    const std::string &x = node.input(0);
-    std::string prefix = node.output(0) + "/sbp.gelu.";
-    int next = 0;
-    auto add = [&](StringRef type, ArrayRef<std::string> inputs) {
-      onnx::NodeProto &added = out.emplace_back();
-      added.set_op_type(type.str());
-      added.set_name(prefix + std::to_string(next));
-      for (const std::string &input : inputs)
-        added.add_input(input);
-      added.add_output(prefix + std::to_string(next++));
-      return added.output(0);
-    };
-    // A float constant as x's type.
-    auto constant = [&](float value) {
-      onnx::NodeProto &added = out.emplace_back();
-      added.set_op_type("Constant");
-      added.set_name(prefix + std::to_string(next));
-      added.add_output(prefix + std::to_string(next++));
-      onnx::AttributeProto *attribute = added.add_attribute();
-      attribute->set_name("value");
-      attribute->set_type(onnx::AttributeProto::TENSOR);
-      attribute->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-      attribute->mutable_t()->add_float_data(value);
-      return add("CastLike", {added.output(0), x});
-    };
-    std::string inner;
-    if (tanh) {
-      std::string cube = add("Mul", {add("Mul", {x, x}), x});
-      std::string sum =
-          add("Add", {x, add("Mul", {cube, constant(0.044715f)})});
-      inner = add("Tanh", {add("Mul", {sum, constant(0.7978845608f)})});
-    } else {
-      inner = add("Erf", {add("Mul", {x, constant(0.7071067812f)})});
-    }
-    std::string half = add("Mul", {x, constant(0.5f)});
-    std::string one = add("Add", {inner, constant(1.0f)});
-    onnx::NodeProto &result = out.emplace_back();
-    result.set_op_type("Mul");
-    result.set_name(node.name());
-    result.add_input(half);
-    result.add_input(one);
-    result.add_output(node.output(0));
-    return std::nullopt;
+    return expandGelu(node, out);
+  } else if (op == "RMSNormalization") {
+    return expandRmsNormalization(graph, node, out);
+  } else if (op == "RotaryEmbedding") {
+    return expandRotaryEmbedding(graph, node, out);
+  } else if (op == "Attention") {
+    return expandAttention(graph, node, out);
   }
   out.push_back(std::move(node));
   return std::nullopt;

@@ -1,0 +1,476 @@
+//===- NewOps.cpp - Ops added after opset 17, as opset-17 nodes ----------===//
+//
+// The ops that later opsets added and sbp imports become the opset-17
+// nodes of their function bodies (the ONNX library sbp links knows opset
+// 17), named after the replaced node's first output so that names stay
+// unique. Where a body needs a shape (a reduction over axes counted from
+// the front, heads split off a 3-d input, a causal mask), it comes from the
+// types the model declares for its values, as exporters write them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::sbp;
+using namespace mlir::sbp::onnx_import;
+
+namespace {
+
+const onnx::AttributeProto *getAttribute(const onnx::NodeProto &node,
+                                         StringRef name) {
+  for (const onnx::AttributeProto &attribute : node.attribute())
+    if (attribute.name() == name)
+      return &attribute;
+  return nullptr;
+}
+
+int64_t getInt(const onnx::NodeProto &node, StringRef name, int64_t otherwise) {
+  const onnx::AttributeProto *attribute = getAttribute(node, name);
+  return attribute ? attribute->i() : otherwise;
+}
+
+/// The type of value `name` where the graph declares it (an input, an
+/// output or a value_info, as exporters write them for intermediates).
+const onnx::TypeProto_Tensor *getDeclaredType(const onnx::GraphProto &graph,
+                                              const std::string &name) {
+  for (const auto *values :
+       {&graph.input(), &graph.output(), &graph.value_info()})
+    for (const onnx::ValueInfoProto &value : *values)
+      if (value.name() == name && value.type().has_tensor_type() &&
+          value.type().tensor_type().has_shape())
+        return &value.type().tensor_type();
+  return nullptr;
+}
+
+std::optional<int64_t> getDeclaredRank(const onnx::GraphProto &graph,
+                                       const std::string &name) {
+  if (const onnx::TypeProto_Tensor *type = getDeclaredType(graph, name))
+    return type->shape().dim_size();
+  return std::nullopt;
+}
+
+/// The declared static shape of `name`, if every size is known.
+std::optional<SmallVector<int64_t>>
+getDeclaredShape(const onnx::GraphProto &graph, const std::string &name) {
+  const onnx::TypeProto_Tensor *type = getDeclaredType(graph, name);
+  if (!type)
+    return std::nullopt;
+  SmallVector<int64_t> shape;
+  for (const onnx::TensorShapeProto_Dimension &dim : type->shape().dim()) {
+    if (!dim.has_dim_value())
+      return std::nullopt;
+    shape.push_back(dim.dim_value());
+  }
+  return shape;
+}
+
+/// Appends the opset-17 nodes that compute one newer node, named after
+/// its first output so that names stay unique.
+class Expansion {
+public:
+  Expansion(const onnx::NodeProto &node, StringRef kind,
+            std::vector<onnx::NodeProto> &out)
+      : node(node), prefix((node.output(0) + "/sbp." + kind + ".").str()),
+        out(out) {}
+
+  /// A node of `type` on `inputs` with `attributes`; its outputs' names.
+  SmallVector<std::string> addOutputs(StringRef type,
+                                      ArrayRef<std::string> inputs,
+                                      ArrayRef<onnx::AttributeProto> attributes,
+                                      int count) {
+    SmallVector<std::string> outputs;
+    for (int i = 0; i < count; ++i)
+      outputs.push_back(fresh());
+    make(type, inputs, attributes, outputs);
+    return outputs;
+  }
+  std::string add(StringRef type, ArrayRef<std::string> inputs,
+                  ArrayRef<onnx::AttributeProto> attributes = {}) {
+    return addOutputs(type, inputs, attributes, 1)[0];
+  }
+  /// The node that computes the replaced node's output `name`.
+  void addNamed(StringRef type, ArrayRef<std::string> inputs,
+                ArrayRef<onnx::AttributeProto> attributes,
+                const std::string &name) {
+    make(type, inputs, attributes, {name}).set_name(node.name());
+  }
+  /// The node that computes the replaced node's first output.
+  void addLast(StringRef type, ArrayRef<std::string> inputs,
+               ArrayRef<onnx::AttributeProto> attributes = {}) {
+    addNamed(type, inputs, attributes, node.output(0));
+  }
+  /// `value` as a constant of `like`'s element type.
+  std::string floatLike(float value, const std::string &like) {
+    onnx::AttributeProto tensor = attribute("value");
+    tensor.set_type(onnx::AttributeProto::TENSOR);
+    tensor.mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    tensor.mutable_t()->add_float_data(value);
+    return add("CastLike", {add("Constant", {}, {tensor}), like});
+  }
+  /// A float constant of `shape` as `like`'s element type.
+  std::string floatsLike(ArrayRef<float> values, ArrayRef<int64_t> shape,
+                         const std::string &like) {
+    onnx::AttributeProto tensor = attribute("value");
+    tensor.set_type(onnx::AttributeProto::TENSOR);
+    tensor.mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t size : shape)
+      tensor.mutable_t()->add_dims(size);
+    for (float value : values)
+      tensor.mutable_t()->add_float_data(value);
+    return add("CastLike", {add("Constant", {}, {tensor}), like});
+  }
+  /// A 1-d int64 constant.
+  std::string ints(ArrayRef<int64_t> values) {
+    onnx::AttributeProto tensor = attribute("value");
+    tensor.set_type(onnx::AttributeProto::TENSOR);
+    tensor.mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    tensor.mutable_t()->add_dims(values.size());
+    for (int64_t value : values)
+      tensor.mutable_t()->add_int64_data(value);
+    return add("Constant", {}, {tensor});
+  }
+  static onnx::AttributeProto intAttr(StringRef name, int64_t value) {
+    onnx::AttributeProto result = attribute(name);
+    result.set_type(onnx::AttributeProto::INT);
+    result.set_i(value);
+    return result;
+  }
+  static onnx::AttributeProto intsAttr(StringRef name,
+                                       ArrayRef<int64_t> values) {
+    onnx::AttributeProto result = attribute(name);
+    result.set_type(onnx::AttributeProto::INTS);
+    for (int64_t value : values)
+      result.add_ints(value);
+    return result;
+  }
+
+private:
+  static onnx::AttributeProto attribute(StringRef name) {
+    onnx::AttributeProto result;
+    result.set_name(name.str());
+    return result;
+  }
+  std::string fresh() { return prefix + std::to_string(next++); }
+  onnx::NodeProto &make(StringRef type, ArrayRef<std::string> inputs,
+                        ArrayRef<onnx::AttributeProto> attributes,
+                        ArrayRef<std::string> outputs) {
+    onnx::NodeProto &added = out.emplace_back();
+    added.set_op_type(type.str());
+    added.set_name(outputs.front());
+    for (const std::string &input : inputs)
+      added.add_input(input);
+    for (const onnx::AttributeProto &a : attributes)
+      *added.add_attribute() = a;
+    for (const std::string &output : outputs)
+      added.add_output(output);
+    return added;
+  }
+
+  const onnx::NodeProto &node;
+  std::string prefix;
+  std::vector<onnx::NodeProto> &out;
+  int next = 0;
+};
+
+} // namespace
+
+std::optional<std::string>
+onnx_import::expandGelu(const onnx::NodeProto &node,
+                        std::vector<onnx::NodeProto> &out) {
+  const onnx::AttributeProto *approximate = getAttribute(node, "approximate");
+  bool tanh = approximate && approximate->s() == "tanh";
+  if (approximate && !tanh && approximate->s() != "none")
+    return "Gelu with approximate '" + approximate->s() + "'";
+  const std::string &x = node.input(0);
+  Expansion e(node, "gelu", out);
+  std::string inner;
+  if (tanh) {
+    std::string cube = e.add("Mul", {e.add("Mul", {x, x}), x});
+    std::string sum =
+        e.add("Add", {x, e.add("Mul", {cube, e.floatLike(0.044715f, x)})});
+    inner = e.add("Tanh", {e.add("Mul", {sum, e.floatLike(0.7978845608f, x)})});
+  } else {
+    inner = e.add("Erf", {e.add("Mul", {x, e.floatLike(0.7071067812f, x)})});
+  }
+  e.addLast("Mul", {e.add("Mul", {x, e.floatLike(0.5f, x)}),
+                    e.add("Add", {inner, e.floatLike(1.0f, x)})});
+  return std::nullopt;
+}
+
+/// RMSNormalization (23): x / sqrt(mean(x^2 over axis..-1) + epsilon) *
+/// scale, computed in `stash_type` and cast back, as its function body.
+std::optional<std::string>
+onnx_import::expandRmsNormalization(const onnx::GraphProto &graph,
+                                    const onnx::NodeProto &node,
+                                    std::vector<onnx::NodeProto> &out) {
+  int64_t axis = getInt(node, "axis", -1),
+          stashType = getInt(node, "stash_type", 1);
+  const onnx::AttributeProto *epsilonAttr = getAttribute(node, "epsilon");
+  float epsilon = epsilonAttr ? epsilonAttr->f() : 1e-5f;
+  const std::string &x = node.input(0);
+  SmallVector<int64_t> axes;
+  if (axis < 0) {
+    for (int64_t a = axis; a < 0; ++a)
+      axes.push_back(a);
+  } else {
+    std::optional<int64_t> rank = getDeclaredRank(graph, x);
+    if (!rank)
+      return std::string("RMSNormalization over a non-negative axis of an "
+                         "input whose rank the model does not declare");
+    for (int64_t a = axis; a < *rank; ++a)
+      axes.push_back(a);
+  }
+  Expansion e(node, "rms", out);
+  std::string stashed =
+      e.add("Cast", {x}, {Expansion::intAttr("to", stashType)});
+  std::string mean = e.add(
+      "ReduceMean", {e.add("Mul", {stashed, stashed})},
+      {Expansion::intsAttr("axes", axes), Expansion::intAttr("keepdims", 1)});
+  std::string rms =
+      e.add("Sqrt", {e.add("Add", {mean, e.floatLike(epsilon, mean)})});
+  std::string normalized = e.add("Mul", {stashed, e.add("Reciprocal", {rms})});
+  e.addLast("Mul", {e.add("CastLike", {normalized, x}), node.input(1)});
+  return std::nullopt;
+}
+
+/// RotaryEmbedding (23) on [batch, heads, seq, head] or [batch, seq,
+/// heads * head] input: the first `rotary_embedding_dim` (0: all) of each
+/// head's elements rotated in pairs (halves, or neighbours when
+/// interleaved) by the cos and sin caches, read at `position_ids` when
+/// given.
+std::optional<std::string>
+onnx_import::expandRotaryEmbedding(const onnx::GraphProto &graph,
+                                   const onnx::NodeProto &node,
+                                   std::vector<onnx::NodeProto> &out) {
+  bool interleaved = getInt(node, "interleaved", 0) != 0;
+  int64_t numHeads = getInt(node, "num_heads", 0),
+          rotaryDim = getInt(node, "rotary_embedding_dim", 0);
+  const std::string &input = node.input(0);
+  int64_t rank = getDeclaredRank(graph, input).value_or(numHeads ? 3 : 4);
+  if (rank != 3 && rank != 4)
+    return "RotaryEmbedding of a rank-" + std::to_string(rank) + " input";
+  if (rank == 3 && numHeads < 1)
+    return std::string("RotaryEmbedding of a 3-d input without num_heads");
+  constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
+  Expansion e(node, "rotary", out);
+  // [batch, seq, heads, head], the function body's layout.
+  std::string x = rank == 4
+                      ? e.add("Transpose", {input},
+                              {Expansion::intsAttr("perm", {0, 2, 1, 3})})
+                      : e.add("Reshape", {input, e.ints({0, 0, numHeads, -1})});
+  std::string cosine = node.input(1), sine = node.input(2);
+  if (node.input_size() > 3 && !node.input(3).empty()) {
+    cosine = e.add("Gather", {cosine, node.input(3)});
+    sine = e.add("Gather", {sine, node.input(3)});
+  }
+  cosine = e.add("Unsqueeze", {cosine, e.ints({2})});
+  sine = e.add("Unsqueeze", {sine, e.ints({2})});
+  std::string rotated = x;
+  if (rotaryDim > 0)
+    rotated =
+        e.add("Slice", {x, e.ints({0}), e.ints({rotaryDim}), e.ints({3})});
+  std::string first, second;
+  if (interleaved) {
+    first = e.add("Slice", {rotated, e.ints({0}), e.ints({kEnd}), e.ints({3}),
+                            e.ints({2})});
+    second = e.add("Slice", {rotated, e.ints({1}), e.ints({kEnd}), e.ints({3}),
+                             e.ints({2})});
+  } else {
+    // Equal halves: opset 17's Split divides evenly.
+    SmallVector<std::string> halves =
+        e.addOutputs("Split", {rotated}, {Expansion::intAttr("axis", 3)}, 2);
+    first = halves[0];
+    second = halves[1];
+  }
+  std::string real = e.add(
+      "Sub", {e.add("Mul", {cosine, first}), e.add("Mul", {sine, second})});
+  std::string imaginary = e.add(
+      "Add", {e.add("Mul", {sine, first}), e.add("Mul", {cosine, second})});
+  std::string result;
+  if (interleaved) {
+    std::string pairs = e.add("Concat",
+                              {e.add("Unsqueeze", {real, e.ints({-1})}),
+                               e.add("Unsqueeze", {imaginary, e.ints({-1})})},
+                              {Expansion::intAttr("axis", -1)});
+    result = e.add("Reshape", {pairs, e.ints({0, 0, 0, -1})});
+  } else {
+    result =
+        e.add("Concat", {real, imaginary}, {Expansion::intAttr("axis", -1)});
+  }
+  if (rotaryDim > 0)
+    result = e.add("Concat",
+                   {result, e.add("Slice", {x, e.ints({rotaryDim}),
+                                            e.ints({kEnd}), e.ints({3})})},
+                   {Expansion::intAttr("axis", -1)});
+  if (rank == 4)
+    e.addLast("Transpose", {result},
+              {Expansion::intsAttr("perm", {0, 2, 1, 3})});
+  else
+    e.addLast("Reshape", {result, e.ints({0, 0, -1})});
+  return std::nullopt;
+}
+
+/// Attention (23), as its function body: Q and K scaled by the square
+/// root of `scale`, their product softcapped, the given and causal masks
+/// added, softmax (in `softmax_precision`), rows that every key is masked
+/// from zeroed, times V. 3-d inputs are split into heads, K and V
+/// repeated for grouped queries, past keys and values put before the new
+/// ones. The shapes come from the model's declared types.
+std::optional<std::string>
+onnx_import::expandAttention(const onnx::GraphProto &graph,
+                             const onnx::NodeProto &node,
+                             std::vector<onnx::NodeProto> &out) {
+  auto input = [&](int i) {
+    return node.input_size() > i ? node.input(i) : std::string();
+  };
+  auto output = [&](int i) {
+    return node.output_size() > i ? node.output(i) : std::string();
+  };
+  if (!output(3).empty())
+    return std::string("Attention's qk_matmul_output");
+  if (input(4).empty() != input(5).empty())
+    return std::string("Attention with only one of past_key and past_value");
+  std::optional<SmallVector<int64_t>> q = getDeclaredShape(graph, input(0)),
+                                      k = getDeclaredShape(graph, input(1)),
+                                      v = getDeclaredShape(graph, input(2));
+  if (!q || !k || !v)
+    return std::string("Attention on Q, K or V whose static shape the model "
+                       "does not declare");
+  int64_t rank = q->size();
+  if ((rank != 3 && rank != 4) || int64_t(k->size()) != rank ||
+      int64_t(v->size()) != rank)
+    return std::string("Attention on inputs of ranks other than 3 or 4");
+  int64_t batch = (*q)[0], qHeads, kvHeads, qLength, kvLength, headSize,
+          valueSize;
+  if (rank == 3) {
+    qHeads = getInt(node, "q_num_heads", 0);
+    kvHeads = getInt(node, "kv_num_heads", 0);
+    if (qHeads < 1 || kvHeads < 1 || (*q)[2] % qHeads || (*k)[2] % kvHeads ||
+        (*v)[2] % kvHeads)
+      return std::string("Attention on 3-d inputs without q_num_heads and "
+                         "kv_num_heads that divide their hidden sizes");
+    qLength = (*q)[1];
+    kvLength = (*k)[1];
+    headSize = (*q)[2] / qHeads;
+    valueSize = (*v)[2] / kvHeads;
+  } else {
+    qHeads = (*q)[1];
+    kvHeads = (*k)[1];
+    qLength = (*q)[2];
+    kvLength = (*k)[2];
+    headSize = (*q)[3];
+    valueSize = (*v)[3];
+  }
+  if (qHeads % kvHeads)
+    return std::string("Attention with query heads no multiple of the key "
+                       "heads");
+  Expansion e(node, "attention", out);
+  auto heads = [&](const std::string &x, int64_t length, int64_t count,
+                   int64_t size) {
+    if (rank == 4)
+      return x;
+    return e.add("Transpose",
+                 {e.add("Reshape", {x, e.ints({batch, length, count, size})})},
+                 {Expansion::intsAttr("perm", {0, 2, 1, 3})});
+  };
+  std::string query = heads(input(0), qLength, qHeads, headSize);
+  std::string key = heads(input(1), kvLength, kvHeads, headSize);
+  std::string value = heads(input(2), kvLength, kvHeads, valueSize);
+  int64_t pastLength = 0;
+  if (!input(4).empty()) {
+    std::optional<SmallVector<int64_t>> past =
+        getDeclaredShape(graph, input(4));
+    if (!past || past->size() != 4)
+      return std::string("Attention with a past_key whose static shape the "
+                         "model does not declare");
+    pastLength = (*past)[2];
+    kvLength += pastLength;
+    key = e.add("Concat", {input(4), key}, {Expansion::intAttr("axis", 2)});
+    value = e.add("Concat", {input(5), value}, {Expansion::intAttr("axis", 2)});
+  }
+  if (!output(1).empty())
+    e.addNamed("Identity", {key}, {}, output(1));
+  if (!output(2).empty())
+    e.addNamed("Identity", {value}, {}, output(2));
+
+  const onnx::AttributeProto *scaleAttr = getAttribute(node, "scale");
+  float root =
+      std::sqrt(scaleAttr ? scaleAttr->f() : 1.0f / std::sqrt(float(headSize)));
+  query = e.add("Mul", {query, e.floatLike(root, query)});
+  key = e.add("Mul", {key, e.floatLike(root, key)});
+  if (qHeads != kvHeads) {
+    // Each key and value head serves its group of query heads in turn.
+    auto repeat = [&](const std::string &x, int64_t size) {
+      std::string wide =
+          e.add("Expand", {e.add("Unsqueeze", {x, e.ints({2})}),
+                           e.ints({1, 1, qHeads / kvHeads, 1, 1})});
+      return e.add("Reshape", {wide, e.ints({batch, qHeads, kvLength, size})});
+    };
+    key = repeat(key, headSize);
+    value = repeat(value, valueSize);
+  }
+  std::string scores = e.add(
+      "MatMul", {query, e.add("Transpose", {key},
+                              {Expansion::intsAttr("perm", {0, 1, 3, 2})})});
+  const onnx::AttributeProto *softcap = getAttribute(node, "softcap");
+  if (softcap && softcap->f() > 0) {
+    std::string cap = e.floatLike(softcap->f(), scores);
+    scores = e.add("Mul", {e.add("Tanh", {e.add("Div", {scores, cap})}), cap});
+  }
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::string bias;
+  if (!input(3).empty()) {
+    const onnx::TypeProto_Tensor *mask = getDeclaredType(graph, input(3));
+    std::optional<SmallVector<int64_t>> maskShape =
+        getDeclaredShape(graph, input(3));
+    if (!mask || !maskShape || maskShape->empty() ||
+        maskShape->back() != kvLength)
+      return std::string("Attention with an attn_mask whose static shape "
+                         "the model does not declare or that does not span "
+                         "every key");
+    bias = input(3);
+    if (mask->elem_type() == onnx::TensorProto::BOOL)
+      bias = e.add("Where",
+                   {bias, e.floatLike(0, scores), e.floatLike(-kInf, scores)});
+  }
+  if (getInt(node, "is_causal", 0)) {
+    // Query i (after the past) sees the keys up to its own position.
+    std::vector<float> causal(qLength * kvLength);
+    for (int64_t i = 0; i < qLength; ++i)
+      for (int64_t j = 0; j < kvLength; ++j)
+        causal[i * kvLength + j] = j <= i + pastLength ? 0 : -kInf;
+    std::string mask = e.floatsLike(causal, {qLength, kvLength}, scores);
+    bias = bias.empty() ? mask : e.add("Add", {bias, mask});
+  }
+  if (!bias.empty())
+    scores = e.add("Add", {scores, bias});
+  if (const onnx::AttributeProto *precision =
+          getAttribute(node, "softmax_precision"))
+    scores =
+        e.add("Cast", {scores}, {Expansion::intAttr("to", precision->i())});
+  std::string probabilities = e.add(
+      "CastLike",
+      {e.add("Softmax", {scores}, {Expansion::intAttr("axis", -1)}), query});
+  if (!input(3).empty()) {
+    // A row masked from every key attends to nothing (softmax gives NaN).
+    std::string none = e.add("IsInf",
+                             {e.add("ReduceMax", {bias},
+                                    {Expansion::intsAttr("axes", {-1}),
+                                     Expansion::intAttr("keepdims", 1)})},
+                             {Expansion::intAttr("detect_positive", 0)});
+    probabilities =
+        e.add("Where", {none, e.floatLike(0, probabilities), probabilities});
+  }
+  if (rank == 4) {
+    e.addLast("MatMul", {probabilities, value});
+    return std::nullopt;
+  }
+  std::string result =
+      e.add("Transpose", {e.add("MatMul", {probabilities, value})},
+            {Expansion::intsAttr("perm", {0, 2, 1, 3})});
+  e.addLast("Reshape", {result, e.ints({batch, qLength, qHeads * valueSize})});
+  return std::nullopt;
+}

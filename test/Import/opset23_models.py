@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Models of the ops that opset 23 added and sbp imports by expanding them
+into opset 17 (RMSNormalization, RotaryEmbedding, Attention), each in
+several forms,
+run by onnxruntime for the expected results.
+
+Writes DIR/NAME.onnx with its inputs and expected results, runs each with
+sbp-run on one rank and on two (inputs split along their first dimension
+where it divides) and compares the results (rtol 1e-4, atol 1e-5; a NaN
+only where onnxruntime has one). Prints a line per case and a summary;
+exits 1 on a mismatch. Also writes the forms sbp reports
+(error_models). Needs the model venv (onnx, onnxruntime).
+
+Usage: opset23_models.py --run SBP_RUN DIR
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime
+from onnx import TensorProto, helper
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def model(node, inputs, output_shapes):
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s, _ in inputs],
+        [helper.make_tensor_value_info(n, F, s)
+         for n, s in zip(node.output, output_shapes)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    m.ir_version = 10
+    onnx.checker.check_model(m)
+    return m
+
+
+def rotary_caches(rng, positions, half):
+    angles = rng.uniform(0, 6.3, (positions, half)).astype(np.float32)
+    return np.cos(angles), np.sin(angles)
+
+
+def cases():
+    rng = np.random.default_rng(0)
+    x3 = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    x4 = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    yield ("rms_last", helper.make_node("RMSNormalization", ["x", "s"], ["y"]),
+           [("x", F, [2, 5, 8], x3),
+            ("s", F, [8], rng.standard_normal(8).astype(np.float32))])
+    # Over the last two axes, named positively (the rank from the input's
+    # declared type), with another epsilon.
+    yield ("rms_axis", helper.make_node("RMSNormalization", ["x", "s"], ["y"],
+                                        axis=2, epsilon=0.1),
+           [("x", F, [2, 3, 4, 6], x4),
+            ("s", F, [4, 6], rng.standard_normal((4, 6)).astype(np.float32))])
+    # [batch, heads, seq, head] read at position ids, rotating halves.
+    cos, sin = rotary_caches(rng, 10, 3)
+    pos = rng.integers(0, 10, (2, 4)).astype(np.int64)
+    yield ("rotary_4d", helper.make_node("RotaryEmbedding",
+                                         ["x", "c", "n", "p"], ["y"]),
+           [("x", F, [2, 3, 4, 6], x4), ("c", F, [10, 3], cos),
+            ("n", F, [10, 3], sin), ("p", I64, [2, 4], pos)])
+    # [batch, seq, heads * head], neighbours rotated, half of each head.
+    cos, sin = rotary_caches(rng, 10, 1)
+    pos = rng.integers(0, 10, (2, 5)).astype(np.int64)
+    yield ("rotary_3d", helper.make_node(
+        "RotaryEmbedding", ["x", "c", "n", "p"], ["y"], interleaved=1,
+        num_heads=2, rotary_embedding_dim=2),
+        [("x", F, [2, 5, 8], x3), ("c", F, [10, 1], cos),
+         ("n", F, [10, 1], sin), ("p", I64, [2, 5], pos)])
+    # Caches already per batch and position (no position ids).
+    cos, sin = (a.reshape(2, 5, 2) for a in rotary_caches(rng, 10, 2))
+    yield ("rotary_caches", helper.make_node(
+        "RotaryEmbedding", ["x", "c", "n"], ["y"], num_heads=2),
+        [("x", F, [2, 5, 8], x3), ("c", F, [2, 5, 2], cos),
+         ("n", F, [2, 5, 2], sin)])
+
+
+def attention_cases(rng):
+    def normal(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    # [batch, heads, seq, head]; values of another head size.
+    q, k, v = normal(2, 3, 4, 8), normal(2, 3, 6, 8), normal(2, 3, 6, 5)
+    yield ("attention_4d", helper.make_node("Attention", ["q", "k", "v"], ["y"]),
+           [("q", F, [2, 3, 4, 8], q), ("k", F, [2, 3, 6, 8], k),
+            ("v", F, [2, 3, 6, 5], v)], [[2, 3, 4, 5]])
+    # [batch, seq, heads * head], two query heads a key head, causal.
+    q, k, v = normal(2, 4, 12), normal(2, 4, 6), normal(2, 4, 4)
+    yield ("attention_3d_gqa", helper.make_node(
+        "Attention", ["q", "k", "v"], ["y"], q_num_heads=4, kv_num_heads=2,
+        is_causal=1),
+        [("q", F, [2, 4, 12], q), ("k", F, [2, 4, 6], k),
+         ("v", F, [2, 4, 4], v)], [[2, 4, 8]])
+    # A boolean mask (one query row masked from every key), a scale and a
+    # softcap.
+    q, k, v = normal(2, 2, 4, 8), normal(2, 2, 6, 8), normal(2, 2, 6, 8)
+    mask = rng.random((2, 1, 4, 6)) < 0.7
+    mask[0, 0, 1, :] = False
+    yield ("attention_mask", helper.make_node(
+        "Attention", ["q", "k", "v", "m"], ["y"], scale=0.3, softcap=2.0),
+        [("q", F, [2, 2, 4, 8], q), ("k", F, [2, 2, 6, 8], k),
+         ("v", F, [2, 2, 6, 8], v),
+         ("m", TensorProto.BOOL, [2, 1, 4, 6], mask)], [[2, 2, 4, 8]])
+    # A float mask, causal after a past of 5 keys and values, with the
+    # present keys and values as outputs.
+    q, k, v = normal(1, 2, 3, 4), normal(1, 2, 3, 4), normal(1, 2, 3, 4)
+    pk, pv = normal(1, 2, 5, 4), normal(1, 2, 5, 4)
+    bias = normal(3, 8)
+    yield ("attention_past", helper.make_node(
+        "Attention", ["q", "k", "v", "m", "pk", "pv"], ["y", "kk", "vv"],
+        is_causal=1),
+        [("q", F, [1, 2, 3, 4], q), ("k", F, [1, 2, 3, 4], k),
+         ("v", F, [1, 2, 3, 4], v), ("m", F, [3, 8], bias),
+         ("pk", F, [1, 2, 5, 4], pk), ("pv", F, [1, 2, 5, 4], pv)],
+        [[1, 2, 3, 4], [1, 2, 8, 4], [1, 2, 8, 4]])
+
+
+def error_models(out):
+    """Forms the expansions cannot take, each reported by node: unknown
+    shapes or ranks, a missing head count, the scores as an output."""
+    unknown = lambda n: helper.make_tensor_value_info(n, F, None)
+    known = lambda n, s: helper.make_tensor_value_info(n, F, s)
+    graphs = {
+        "rms_unknown_rank": ([helper.make_node(
+            "RMSNormalization", ["x", "s"], ["y"], axis=1, name="norm")],
+            [unknown("x"), known("s", [4])], [unknown("y")]),
+        "rotary_no_heads": ([helper.make_node(
+            "RotaryEmbedding", ["x", "c", "n"], ["y"], name="rope")],
+            [known("x", [2, 5, 8]), known("c", [2, 5, 2]),
+             known("n", [2, 5, 2])], [unknown("y")]),
+        "attention_unknown_shape": ([helper.make_node(
+            "Attention", ["q", "k", "v"], ["y"], name="attn")],
+            [unknown("q"), known("k", [1, 2, 3, 4]), known("v", [1, 2, 3, 4])],
+            [unknown("y")]),
+        "attention_scores": ([helper.make_node(
+            "Attention", ["q", "k", "v"], ["y", "", "", "qk"], name="attn")],
+            [known(n, [1, 2, 3, 4]) for n in "qkv"],
+            [unknown("y"), unknown("qk")]),
+    }
+    for name, (nodes, inputs, outputs) in graphs.items():
+        m = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs),
+                              opset_imports=[helper.make_opsetid("", 23)])
+        m.ir_version = 10
+        onnx.save(m, os.path.join(out, name + ".onnx"))
+
+
+def check(run, out, name, inputs, count):
+    """Runs case `name` with sbp-run on 1 and 2 ranks; its worst error, or
+    a message."""
+    worst = 0.0
+    for ranks in (1, 2):
+        results = os.path.join(out, "%s.r%d" % (name, ranks))
+        command = [run, os.path.join(out, name + ".onnx"), "--output-dir",
+                   results]
+        if ranks > 1:
+            command += ["--ranks", str(ranks), "--auto"]
+        for k, (n, _, _, _) in enumerate(inputs):
+            command += ["--input",
+                        "%s=%s" % (n, os.path.join(out, "%s.x%d.npy" % (name, k)))]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            return "exit %d: %s" % (done.returncode, done.stderr.strip()[-300:])
+        for r in range(count):
+            got = np.load(os.path.join(results, "result%d.npy" % r))
+            want = np.load(os.path.join(out, "%s.expected%d.npy" % (name, r)))
+            if got.shape != want.shape:
+                return "result %d: shape %s, expected %s" % (r, got.shape,
+                                                             want.shape)
+            if not np.allclose(got, want, rtol=1e-4, atol=1e-5, equal_nan=True):
+                return "result %d on %d ranks: max_abs_err %.3g" % (
+                    r, ranks, np.nanmax(np.abs(got - want)))
+            worst = max(worst, float(np.nanmax(np.abs(got - want))))
+    return worst
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--run", required=True)
+    parser.add_argument("dir")
+    args = parser.parse_args()
+    out = args.dir
+    os.makedirs(out, exist_ok=True)
+    all_cases = [(name, node, inputs, [list(inputs[0][3].shape)])
+                 for name, node, inputs in cases()]
+    all_cases += attention_cases(np.random.default_rng(1))
+    error_models(out)
+    failed = 0
+    for name, node, inputs, output_shapes in all_cases:
+        m = model(node, inputs, output_shapes)
+        path = os.path.join(out, name + ".onnx")
+        onnx.save(m, path)
+        session = onnxruntime.InferenceSession(
+            path, providers=["CPUExecutionProvider"])
+        results = session.run(None, {n: v for n, _, _, v in inputs})
+        for k, (_, _, _, v) in enumerate(inputs):
+            np.save(os.path.join(out, "%s.x%d.npy" % (name, k)), v)
+        for r, y in enumerate(results):
+            np.save(os.path.join(out, "%s.expected%d.npy" % (name, r)), y)
+        outcome = check(args.run, out, name, inputs, len(results))
+        if isinstance(outcome, str):
+            failed += 1
+            print("FAIL %s: %s" % (name, outcome))
+        else:
+            print("ok   %s max_abs_err=%.1e" % (name, outcome))
+    print("opset 23: %d passed, %d failed" % (len(all_cases) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
