@@ -8,8 +8,9 @@ Writes DIR/NAME.onnx with its inputs and expected results, runs each with
 sbp-run on one rank and on two (inputs split along their first dimension
 where it divides) and compares the results (rtol 1e-4, atol 1e-5; a NaN
 only where onnxruntime has one). Prints a line per case and a summary;
-exits 1 on a mismatch. Also writes the forms sbp reports
-(error_models). Needs the model venv (onnx, onnxruntime).
+exits 1 on a mismatch. Then the same for a transformer block that
+PyTorch exports at opset 23, against PyTorch. Also writes the forms sbp
+reports (error_models). Needs the model venv (onnx, onnxruntime).
 
 Usage: opset23_models.py --run SBP_RUN DIR
 """
@@ -121,6 +122,45 @@ def attention_cases(rng):
         [[1, 2, 3, 4], [1, 2, 8, 4], [1, 2, 8, 4]])
 
 
+def torch_block(out):
+    """A pre-norm transformer block (RMSNorm, causal scaled dot-product
+    attention, GELU MLP) exported by PyTorch at opset 23, which writes
+    RMSNormalization and Attention; its inputs and PyTorch's result."""
+    import torch
+    import torch.nn.functional as tf
+
+    class Block(torch.nn.Module):
+        def __init__(self, hidden=32, heads=4):
+            super().__init__()
+            self.heads = heads
+            self.norm1 = torch.nn.RMSNorm(hidden)
+            self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+            self.proj = torch.nn.Linear(hidden, hidden)
+            self.norm2 = torch.nn.RMSNorm(hidden)
+            self.up = torch.nn.Linear(hidden, 4 * hidden)
+            self.down = torch.nn.Linear(4 * hidden, hidden)
+
+        def forward(self, x):
+            b, t, h = x.shape
+            split = lambda y: y.view(b, t, self.heads, -1).transpose(1, 2)
+            q, k, v = map(split, self.qkv(self.norm1(x)).split(h, dim=-1))
+            a = tf.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, t, h))
+            return x + self.down(tf.gelu(self.up(self.norm2(x))))
+
+    torch.manual_seed(0)
+    block = Block().eval()
+    x = torch.randn(2, 8, 32)
+    path = os.path.join(out, "torch_block.onnx")
+    torch.onnx.export(block, (x,), path, opset_version=23, dynamo=True,
+                      input_names=["x"])
+    ops = sorted({n.op_type for n in onnx.load(path).graph.node})
+    np.save(os.path.join(out, "torch_block.x0.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(out, "torch_block.expected0.npy"), block(x).numpy())
+    return ops
+
+
 def error_models(out):
     """Forms the expansions cannot take, each reported by node: unknown
     shapes or ranks, a missing head count, the scores as an output."""
@@ -208,7 +248,16 @@ def main():
             print("FAIL %s: %s" % (name, outcome))
         else:
             print("ok   %s max_abs_err=%.1e" % (name, outcome))
-    print("opset 23: %d passed, %d failed" % (len(all_cases) - failed, failed))
+    ops = torch_block(out)
+    print("torch_block ops: " + " ".join(ops))
+    outcome = check(args.run, out, "torch_block", [("x", F, None, None)], 1)
+    if isinstance(outcome, str):
+        failed += 1
+        print("FAIL torch_block: %s" % outcome)
+    else:
+        print("ok   torch_block max_abs_err=%.1e" % outcome)
+    total = len(all_cases) + 1
+    print("opset 23: %d passed, %d failed" % (total - failed, failed))
     return 1 if failed else 0
 
 

@@ -110,18 +110,6 @@ public:
     tensor.mutable_t()->add_float_data(value);
     return add("CastLike", {add("Constant", {}, {tensor}), like});
   }
-  /// A float constant of `shape` as `like`'s element type.
-  std::string floatsLike(ArrayRef<float> values, ArrayRef<int64_t> shape,
-                         const std::string &like) {
-    onnx::AttributeProto tensor = attribute("value");
-    tensor.set_type(onnx::AttributeProto::TENSOR);
-    tensor.mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t size : shape)
-      tensor.mutable_t()->add_dims(size);
-    for (float value : values)
-      tensor.mutable_t()->add_float_data(value);
-    return add("CastLike", {add("Constant", {}, {tensor}), like});
-  }
   /// A 1-d int64 constant.
   std::string ints(ArrayRef<int64_t> values) {
     onnx::AttributeProto tensor = attribute("value");
@@ -437,12 +425,25 @@ onnx_import::expandAttention(const onnx::GraphProto &graph,
                    {bias, e.floatLike(0, scores), e.floatLike(-kInf, scores)});
   }
   if (getInt(node, "is_causal", 0)) {
-    // Query i (after the past) sees the keys up to its own position.
-    std::vector<float> causal(qLength * kvLength);
-    for (int64_t i = 0; i < qLength; ++i)
-      for (int64_t j = 0; j < kvLength; ++j)
-        causal[i * kvLength + j] = j <= i + pastLength ? 0 : -kInf;
-    std::string mask = e.floatsLike(causal, {qLength, kvLength}, scores);
+    // Query i (after the past) sees the keys up to its own position: the
+    // lower triangle of ones from the past's diagonal. Built from ops
+    // rather than held as a tensor, which the importer would take for a
+    // weight.
+    onnx::AttributeProto one;
+    one.set_name("value");
+    one.set_type(onnx::AttributeProto::TENSOR);
+    one.mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    one.mutable_t()->add_dims(1);
+    one.mutable_t()->add_float_data(1);
+    std::string ones =
+        e.add("ConstantOfShape", {e.ints({qLength, kvLength})}, {one});
+    std::string allowed =
+        e.add("Cast",
+              {e.add("Trilu", {ones, e.ints({pastLength})},
+                     {Expansion::intAttr("upper", 0)})},
+              {Expansion::intAttr("to", onnx::TensorProto::BOOL)});
+    std::string mask = e.add(
+        "Where", {allowed, e.floatLike(0, scores), e.floatLike(-kInf, scores)});
     bias = bias.empty() ? mask : e.add("Add", {bias, mask});
   }
   if (!bias.empty())
