@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Models of the ops that opset 23 added and sbp imports by expanding them
-into opset 17 (RMSNormalization, RotaryEmbedding, Attention), each in
-several forms,
-run by onnxruntime for the expected results.
+"""Models of the ops that opsets 18 to 23 added and sbp imports by
+expanding them into opset 17 (GroupNormalization, RMSNormalization,
+RotaryEmbedding, Attention), each in several forms, run by onnxruntime
+for the expected results.
 
 Writes DIR/NAME.onnx with its inputs and expected results, runs each with
 sbp-run on one rank and on two (inputs split along their first dimension
-where it divides) and compares the results (rtol 1e-4, atol 1e-5; a NaN
+under the search's plan) and compares the results (rtol 1e-4, atol 1e-5; a NaN
 only where onnxruntime has one). Prints a line per case and a summary;
 exits 1 on a mismatch. Then the same for a transformer block that
 PyTorch exports at opset 23, against PyTorch. Also writes the forms sbp
@@ -29,16 +29,26 @@ F = TensorProto.FLOAT
 I64 = TensorProto.INT64
 
 
-def model(node, inputs, output_shapes):
+def model(node, inputs, output_shapes, opset=23):
     graph = helper.make_graph(
         [node], "g",
         [helper.make_tensor_value_info(n, t, s) for n, t, s, _ in inputs],
         [helper.make_tensor_value_info(n, F, s)
          for n, s in zip(node.output, output_shapes)])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    m = helper.make_model(graph,
+                          opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 10
-    onnx.checker.check_model(m)
+    if opset >= 21:
+        onnx.checker.check_model(m)
     return m
+
+
+def group_norm_18(x, scale, bias, groups, epsilon):
+    """Opset 18's GroupNormalization (scale and bias per group), which
+    onnxruntime no longer runs."""
+    g = x.reshape(x.shape[0], groups, -1).astype(np.float64)
+    g = (g - g.mean(2, keepdims=True)) / np.sqrt(g.var(2, keepdims=True) + epsilon)
+    return (g * scale[:, None] + bias[:, None]).reshape(x.shape).astype(np.float32)
 
 
 def rotary_caches(rng, positions, half):
@@ -59,6 +69,20 @@ def cases():
                                         axis=2, epsilon=0.1),
            [("x", F, [2, 3, 4, 6], x4),
             ("s", F, [4, 6], rng.standard_normal((4, 6)).astype(np.float32))])
+    # Groups of channels, scaled per channel (21 and later) and, in opset
+    # 18, per group.
+    x = rng.standard_normal((2, 6, 3, 4)).astype(np.float32)
+    yield ("group_norm", helper.make_node(
+        "GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3),
+        [("x", F, [2, 6, 3, 4], x),
+         ("s", F, [6], rng.standard_normal(6).astype(np.float32)),
+         ("b", F, [6], rng.standard_normal(6).astype(np.float32))])
+    yield ("group_norm_18", helper.make_node(
+        "GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2,
+        epsilon=0.01),
+        [("x", F, [2, 6, 3, 4], x),
+         ("s", F, [2], rng.standard_normal(2).astype(np.float32)),
+         ("b", F, [2], rng.standard_normal(2).astype(np.float32))])
     # [batch, heads, seq, head] read at position ids, rotating halves.
     cos, sin = rotary_caches(rng, 10, 3)
     pos = rng.integers(0, 10, (2, 4)).astype(np.int64)
@@ -232,12 +256,16 @@ def main():
     error_models(out)
     failed = 0
     for name, node, inputs, output_shapes in all_cases:
-        m = model(node, inputs, output_shapes)
+        m = model(node, inputs, output_shapes,
+                  18 if name.endswith("_18") else 23)
         path = os.path.join(out, name + ".onnx")
         onnx.save(m, path)
-        session = onnxruntime.InferenceSession(
-            path, providers=["CPUExecutionProvider"])
-        results = session.run(None, {n: v for n, _, _, v in inputs})
+        if name == "group_norm_18":
+            results = [group_norm_18(*(v for _, _, _, v in inputs), 2, 0.01)]
+        else:
+            session = onnxruntime.InferenceSession(
+                path, providers=["CPUExecutionProvider"])
+            results = session.run(None, {n: v for n, _, _, v in inputs})
         for k, (_, _, _, v) in enumerate(inputs):
             np.save(os.path.join(out, "%s.x%d.npy" % (name, k)), v)
         for r, y in enumerate(results):

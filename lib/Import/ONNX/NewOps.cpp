@@ -224,6 +224,63 @@ onnx_import::expandRmsNormalization(const onnx::GraphProto &graph,
   return std::nullopt;
 }
 
+/// GroupNormalization (18, 21): the channels of [N, C, ...] in `num_groups`
+/// groups, each normalized over its channels and positions (mean and
+/// variance in `stash_type`), then scaled and shifted per channel (21) or
+/// per group (18: `scale` and `bias` of `num_groups` elements).
+std::optional<std::string> onnx_import::expandGroupNormalization(
+    const onnx::GraphProto &graph, const onnx::NodeProto &node, int64_t opset,
+    std::vector<onnx::NodeProto> &out) {
+  int64_t groups = getInt(node, "num_groups", 0),
+          stashType = getInt(node, "stash_type", 1);
+  const onnx::AttributeProto *epsilonAttr = getAttribute(node, "epsilon");
+  float epsilon = epsilonAttr ? epsilonAttr->f() : 1e-5f;
+  const std::string &x = node.input(0);
+  std::optional<int64_t> rank = getDeclaredRank(graph, x);
+  if (groups < 1)
+    return std::string("GroupNormalization without a positive num_groups");
+  if (!rank || *rank < 2)
+    return std::string("GroupNormalization of an input whose rank (2 or "
+                       "more) the model does not declare");
+  Expansion e(node, "groupnorm", out);
+  std::string grouped = e.add(
+      "Reshape", {e.add("Cast", {x}, {Expansion::intAttr("to", stashType)}),
+                  e.ints({0, groups, -1})});
+  auto mean = [&](const std::string &value) {
+    return e.add(
+        "ReduceMean", {value},
+        {Expansion::intsAttr("axes", {2}), Expansion::intAttr("keepdims", 1)});
+  };
+  std::string centered = e.add("Sub", {grouped, mean(grouped)});
+  std::string variance = mean(e.add("Mul", {centered, centered}));
+  std::string normalized = e.add(
+      "Div",
+      {centered,
+       e.add("Sqrt",
+             {e.add("Add", {variance, e.floatLike(epsilon, variance)})})});
+  normalized = e.add("CastLike", {normalized, x});
+  std::string scale = node.input(1), bias = node.input(2);
+  if (opset < 21) {
+    // Per group, on the grouped view.
+    scale = e.add("Unsqueeze", {scale, e.ints({1})});
+    bias = e.add("Unsqueeze", {bias, e.ints({1})});
+    std::string y = e.add("Add", {e.add("Mul", {normalized, scale}), bias});
+    e.addLast("Reshape", {y, e.add("Shape", {x})});
+    return std::nullopt;
+  }
+  // Per channel: [C] against [N, C, ...] from the second dimension.
+  normalized = e.add("Reshape", {normalized, e.add("Shape", {x})});
+  if (*rank > 2) {
+    SmallVector<int64_t> trailing;
+    for (int64_t d = 1; d < *rank - 1; ++d)
+      trailing.push_back(d);
+    scale = e.add("Unsqueeze", {scale, e.ints(trailing)});
+    bias = e.add("Unsqueeze", {bias, e.ints(trailing)});
+  }
+  e.addLast("Add", {e.add("Mul", {normalized, scale}), bias});
+  return std::nullopt;
+}
+
 /// RotaryEmbedding (23) on [batch, heads, seq, head] or [batch, seq,
 /// heads * head] input: the first `rotary_embedding_dim` (0: all) of each
 /// head's elements rotated in pairs (halves, or neighbours when

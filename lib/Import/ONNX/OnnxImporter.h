@@ -126,6 +126,10 @@ expandRmsNormalization(const onnx::GraphProto &graph,
                        const onnx::NodeProto &node,
                        std::vector<onnx::NodeProto> &out);
 std::optional<std::string>
+expandGroupNormalization(const onnx::GraphProto &graph,
+                         const onnx::NodeProto &node, int64_t opset,
+                         std::vector<onnx::NodeProto> &out);
+std::optional<std::string>
 expandRotaryEmbedding(const onnx::GraphProto &graph,
                       const onnx::NodeProto &node,
                       std::vector<onnx::NodeProto> &out);

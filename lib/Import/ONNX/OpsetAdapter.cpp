@@ -14,8 +14,8 @@
 //   keep_aspect_ratio_policy, AveragePool's dilations, Cast's saturate) are
 //   dropped when they hold it, and reported otherwise; so are Pad's axes
 //   input and its wrap mode.
-// - RMSNormalization, RotaryEmbedding and Attention (23) become the nodes
-//   of their function bodies (NewOps.cpp).
+// - GroupNormalization (18, 21), RMSNormalization, RotaryEmbedding and
+//   Attention (23) become the nodes of their function bodies (NewOps.cpp).
 // Every other change of those opsets adds element types or ops, which the
 // importer reports as it does for any model. The IR version drops to 8,
 // the library's.
@@ -76,7 +76,7 @@ void dropAttribute(onnx::NodeProto &node, StringRef name) {
 /// Rewrites one node; appends it (or what replaces it) to `out`. Returns
 /// a reason where the node cannot be expressed in opset 17.
 std::optional<std::string> adaptNode(const onnx::GraphProto &graph,
-                                     onnx::NodeProto node,
+                                     int64_t opset, onnx::NodeProto node,
                                      std::vector<onnx::NodeProto> &out) {
   const std::string &op = node.op_type();
   auto intAttr = [&](StringRef name, int64_t otherwise) {
@@ -158,6 +158,8 @@ std::optional<std::string> adaptNode(const onnx::GraphProto &graph,
     return expandGelu(node, out);
   } else if (op == "RMSNormalization") {
     return expandRmsNormalization(graph, node, out);
+  } else if (op == "GroupNormalization") {
+    return expandGroupNormalization(graph, node, opset, out);
   } else if (op == "RotaryEmbedding") {
     return expandRotaryEmbedding(graph, node, out);
   } else if (op == "Attention") {
@@ -182,7 +184,8 @@ LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
   std::vector<onnx::NodeProto> nodes;
   bool ok = true;
   for (auto [index, node] : llvm::enumerate(graph.node()))
-    if (std::optional<std::string> reason = adaptNode(graph, node, nodes)) {
+    if (std::optional<std::string> reason =
+            adaptNode(graph, opset, node, nodes)) {
       std::string label = node.name().empty() ? "#" + std::to_string(index)
                                               : "'" + node.name() + "'";
       errors.push_back("node " + label + ": " + *reason + " (opset " +
