@@ -5,9 +5,8 @@ RotaryEmbedding, Attention), each in several forms, run by onnxruntime
 for the expected results.
 
 Writes DIR/NAME.onnx with its inputs and expected results, runs each with
-sbp-run on one rank and on two (inputs split along their first dimension
-under the search's plan) and compares the results (rtol 1e-4, atol 1e-5; a NaN
-only where onnxruntime has one). Prints a line per case and a summary;
+sbp-run on one rank and on two under the search's plan, and compares the
+results (rtol 1e-4, atol 1e-5; a NaN only where onnxruntime has one). Prints a line per case and a summary;
 exits 1 on a mismatch. Then the same for a transformer block that
 PyTorch exports at opset 23, against PyTorch. Also writes the forms sbp
 reports (error_models). Needs the model venv (onnx, onnxruntime).

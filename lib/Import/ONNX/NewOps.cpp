@@ -19,16 +19,8 @@ using namespace mlir::sbp::onnx_import;
 
 namespace {
 
-const onnx::AttributeProto *getAttribute(const onnx::NodeProto &node,
-                                         StringRef name) {
-  for (const onnx::AttributeProto &attribute : node.attribute())
-    if (attribute.name() == name)
-      return &attribute;
-  return nullptr;
-}
-
 int64_t getInt(const onnx::NodeProto &node, StringRef name, int64_t otherwise) {
-  const onnx::AttributeProto *attribute = getAttribute(node, name);
+  const onnx::AttributeProto *attribute = findAttribute(node, name);
   return attribute ? attribute->i() : otherwise;
 }
 
@@ -168,7 +160,7 @@ private:
 std::optional<std::string>
 onnx_import::expandGelu(const onnx::NodeProto &node,
                         std::vector<onnx::NodeProto> &out) {
-  const onnx::AttributeProto *approximate = getAttribute(node, "approximate");
+  const onnx::AttributeProto *approximate = findAttribute(node, "approximate");
   bool tanh = approximate && approximate->s() == "tanh";
   if (approximate && !tanh && approximate->s() != "none")
     return "Gelu with approximate '" + approximate->s() + "'";
@@ -196,7 +188,7 @@ onnx_import::expandRmsNormalization(const onnx::GraphProto &graph,
                                     std::vector<onnx::NodeProto> &out) {
   int64_t axis = getInt(node, "axis", -1),
           stashType = getInt(node, "stash_type", 1);
-  const onnx::AttributeProto *epsilonAttr = getAttribute(node, "epsilon");
+  const onnx::AttributeProto *epsilonAttr = findAttribute(node, "epsilon");
   float epsilon = epsilonAttr ? epsilonAttr->f() : 1e-5f;
   const std::string &x = node.input(0);
   SmallVector<int64_t> axes;
@@ -233,7 +225,7 @@ std::optional<std::string> onnx_import::expandGroupNormalization(
     std::vector<onnx::NodeProto> &out) {
   int64_t groups = getInt(node, "num_groups", 0),
           stashType = getInt(node, "stash_type", 1);
-  const onnx::AttributeProto *epsilonAttr = getAttribute(node, "epsilon");
+  const onnx::AttributeProto *epsilonAttr = findAttribute(node, "epsilon");
   float epsilon = epsilonAttr ? epsilonAttr->f() : 1e-5f;
   const std::string &x = node.input(0);
   std::optional<int64_t> rank = getDeclaredRank(graph, x);
@@ -441,7 +433,7 @@ onnx_import::expandAttention(const onnx::GraphProto &graph,
   if (!output(2).empty())
     e.addNamed("Identity", {value}, {}, output(2));
 
-  const onnx::AttributeProto *scaleAttr = getAttribute(node, "scale");
+  const onnx::AttributeProto *scaleAttr = findAttribute(node, "scale");
   float root =
       std::sqrt(scaleAttr ? scaleAttr->f() : 1.0f / std::sqrt(float(headSize)));
   query = e.add("Mul", {query, e.floatLike(root, query)});
@@ -460,7 +452,7 @@ onnx_import::expandAttention(const onnx::GraphProto &graph,
   std::string scores = e.add(
       "MatMul", {query, e.add("Transpose", {key},
                               {Expansion::intsAttr("perm", {0, 1, 3, 2})})});
-  const onnx::AttributeProto *softcap = getAttribute(node, "softcap");
+  const onnx::AttributeProto *softcap = findAttribute(node, "softcap");
   if (softcap && softcap->f() > 0) {
     std::string cap = e.floatLike(softcap->f(), scores);
     scores = e.add("Mul", {e.add("Tanh", {e.add("Div", {scores, cap})}), cap});
@@ -506,7 +498,7 @@ onnx_import::expandAttention(const onnx::GraphProto &graph,
   if (!bias.empty())
     scores = e.add("Add", {scores, bias});
   if (const onnx::AttributeProto *precision =
-          getAttribute(node, "softmax_precision"))
+          findAttribute(node, "softmax_precision"))
     scores =
         e.add("Cast", {scores}, {Expansion::intAttr("to", precision->i())});
   std::string probabilities = e.add(

@@ -116,6 +116,10 @@ LogicalResult loadExternalData(onnx::ModelProto &model, StringRef modelPath,
 LogicalResult adaptToOpset17(onnx::ModelProto &model, int64_t opset,
                              std::vector<std::string> &errors);
 
+/// Attribute `name` of `node`, or null.
+const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
+                                          StringRef name);
+
 /// Ops added after opset 17 as the opset-17 nodes of their function bodies
 /// (NewOps.cpp): each appends the nodes computing `node` to `out`, or
 /// returns why it cannot.

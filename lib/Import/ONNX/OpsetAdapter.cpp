@@ -57,14 +57,6 @@ getConstantInts(const onnx::GraphProto &graph, const std::string &name) {
   return values;
 }
 
-const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
-                                          StringRef name) {
-  for (const onnx::AttributeProto &attribute : node.attribute())
-    if (attribute.name() == name)
-      return &attribute;
-  return nullptr;
-}
-
 /// Removes attribute `name` of `node`, if it has it.
 void dropAttribute(onnx::NodeProto &node, StringRef name) {
   auto *attributes = node.mutable_attribute();
@@ -202,4 +194,12 @@ LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
       set.set_version(17);
   model.set_ir_version(std::min<int64_t>(model.ir_version(), 8));
   return success();
+}
+
+const onnx::AttributeProto *
+onnx_import::findAttribute(const onnx::NodeProto &node, StringRef name) {
+  for (const onnx::AttributeProto &attribute : node.attribute())
+    if (attribute.name() == name)
+      return &attribute;
+  return nullptr;
 }
