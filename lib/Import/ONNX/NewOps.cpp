@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OnnxImporter.h"
+#include "llvm/ADT/StringMap.h"
 #include <cmath>
 #include <limits>
 
@@ -65,8 +66,15 @@ class Expansion {
 public:
   Expansion(const onnx::NodeProto &node, StringRef kind,
             std::vector<onnx::NodeProto> &out)
-      : node(node), prefix((node.output(0) + "/sbp." + kind + ".").str()),
-        out(out) {}
+      : node(node), out(out) {
+    // Named after an output the node computes (an LSTM may leave the
+    // first one out).
+    for (const std::string &output : node.output())
+      if (!output.empty()) {
+        prefix = (output + "/sbp." + kind + ".").str();
+        break;
+      }
+  }
 
   /// A node of `type` on `inputs` with `attributes`; its outputs' names.
   SmallVector<std::string> addOutputs(StringRef type,
@@ -101,6 +109,23 @@ public:
     tensor.mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
     tensor.mutable_t()->add_float_data(value);
     return add("CastLike", {add("Constant", {}, {tensor}), like});
+  }
+  /// `value` as a constant of element type `type` (before opset 15, which
+  /// has no CastLike).
+  std::string floatAs(float value, int type) {
+    onnx::AttributeProto tensor = attribute("value");
+    tensor.set_type(onnx::AttributeProto::TENSOR);
+    tensor.mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    tensor.mutable_t()->add_float_data(value);
+    return add("Cast", {add("Constant", {}, {tensor})}, {intAttr("to", type)});
+  }
+  /// A 0-d int64 constant.
+  std::string scalar(int64_t value) {
+    onnx::AttributeProto tensor = attribute("value");
+    tensor.set_type(onnx::AttributeProto::TENSOR);
+    tensor.mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    tensor.mutable_t()->add_int64_data(value);
+    return add("Constant", {}, {tensor});
   }
   /// A 1-d int64 constant.
   std::string ints(ArrayRef<int64_t> values) {
@@ -522,5 +547,135 @@ onnx_import::expandAttention(const onnx::GraphProto &graph,
       e.add("Transpose", {e.add("MatMul", {probabilities, value})},
             {Expansion::intsAttr("perm", {0, 2, 1, 3})});
   e.addLast("Reshape", {result, e.ints({batch, qLength, qHeads * valueSize})});
+  return std::nullopt;
+}
+
+/// LSTM (7, 14) unrolled over its static sequence. Per direction and step
+/// the gates i, o, f, c of `x_t W^T + h R^T + Wb + Rb` (peepholes P add
+/// the previous cell to i and f, the new one to o; `clip` bounds the
+/// activations' inputs), then `c = f c' + i g(c~)` and `h = o h(c)`.
+std::optional<std::string>
+onnx_import::expandLstm(const onnx::GraphProto &graph,
+                        const onnx::NodeProto &node,
+                        std::vector<onnx::NodeProto> &out) {
+  auto input = [&](int i) {
+    return node.input_size() > i ? node.input(i) : std::string();
+  };
+  auto output = [&](int i) {
+    return node.output_size() > i ? node.output(i) : std::string();
+  };
+  int64_t hidden = getInt(node, "hidden_size", 0),
+          layout = getInt(node, "layout", 0);
+  const onnx::AttributeProto *directionAttr = findAttribute(node, "direction");
+  std::string direction = directionAttr ? directionAttr->s() : "forward";
+  if (direction != "forward" && direction != "reverse" &&
+      direction != "bidirectional")
+    return "LSTM with direction '" + direction + "'";
+  int64_t directions = direction == "bidirectional" ? 2 : 1;
+  if (getInt(node, "input_forget", 0))
+    return std::string("LSTM with input_forget");
+  if (!input(4).empty())
+    return std::string("LSTM with sequence_lens");
+  SmallVector<std::string> activations;
+  for (int64_t d = 0; d < directions; ++d)
+    activations.append({"Sigmoid", "Tanh", "Tanh"});
+  if (const onnx::AttributeProto *given = findAttribute(node, "activations")) {
+    static const llvm::StringMap<StringRef> known = {{"sigmoid", "Sigmoid"},
+                                                     {"tanh", "Tanh"},
+                                                     {"relu", "Relu"},
+                                                     {"softsign", "Softsign"},
+                                                     {"softplus", "Softplus"}};
+    if (given->strings_size() != 3 * directions)
+      return std::string("LSTM with other than 3 activations a direction");
+    for (auto [k, name] : llvm::enumerate(given->strings())) {
+      auto it = known.find(StringRef(name).lower());
+      if (it == known.end())
+        return "LSTM with activation '" + name + "'";
+      activations[k] = it->second.str();
+    }
+  }
+  const onnx::AttributeProto *clipAttr = findAttribute(node, "clip");
+  std::optional<SmallVector<int64_t>> shape = getDeclaredShape(graph, input(0));
+  if (!shape || shape->size() != 3 || hidden < 1)
+    return std::string("LSTM without hidden_size, or on an input whose "
+                       "static shape the model does not declare");
+  int64_t steps = (*shape)[layout ? 1 : 0], batch = (*shape)[layout ? 0 : 1];
+  const std::string &x = input(0);
+  int type = getDeclaredType(graph, x)->elem_type();
+  Expansion e(node, "lstm", out);
+  auto axis = [](int64_t a) { return Expansion::intAttr("axis", a); };
+  std::string zeros;
+  if (input(5).empty() || input(6).empty())
+    zeros = e.add("Cast", {e.add("ConstantOfShape", {e.ints({batch, hidden})})},
+                  {Expansion::intAttr("to", type)});
+  SmallVector<std::string> outputs, lastH, lastC;
+  for (int64_t d = 0; d < directions; ++d) {
+    auto pick = [&](const std::string &t) {
+      return e.add("Gather", {t, e.scalar(d)}, {axis(0)});
+    };
+    auto activate = [&](int which, std::string value) {
+      if (clipAttr)
+        value = e.add("Clip", {value, e.floatAs(-clipAttr->f(), type),
+                               e.floatAs(clipAttr->f(), type)});
+      return e.add(activations[3 * d + which], {value});
+    };
+    std::string w = e.add("Transpose", {pick(input(1))});
+    std::string r = e.add("Transpose", {pick(input(2))});
+    std::string bias;
+    if (!input(3).empty()) {
+      SmallVector<std::string> halves =
+          e.addOutputs("Split", {pick(input(3))}, {axis(0)}, 2);
+      bias = e.add("Add", {halves[0], halves[1]});
+    }
+    SmallVector<std::string> peepholes;
+    if (!input(7).empty())
+      peepholes = e.addOutputs("Split", {pick(input(7))}, {axis(0)}, 3);
+    // States are [directions, batch, hidden], or [batch, directions,
+    // hidden] in layout 1.
+    auto pickState = [&](const std::string &t) {
+      return e.add("Gather", {t, e.scalar(d)}, {axis(layout)});
+    };
+    std::string h = input(5).empty() ? zeros : pickState(input(5));
+    std::string c = input(6).empty() ? zeros : pickState(input(6));
+    bool reverse = direction == "reverse" || d == 1;
+    SmallVector<std::string> byTime(steps);
+    for (int64_t k = 0; k < steps; ++k) {
+      int64_t t = reverse ? steps - 1 - k : k;
+      std::string xt = e.add("Gather", {x, e.scalar(t)}, {axis(layout)});
+      std::string gates =
+          e.add("Add", {e.add("MatMul", {xt, w}), e.add("MatMul", {h, r})});
+      if (!bias.empty())
+        gates = e.add("Add", {gates, bias});
+      SmallVector<std::string> g = e.addOutputs("Split", {gates}, {axis(1)}, 4);
+      std::string in = g[0], keep = g[2];
+      if (!peepholes.empty()) {
+        in = e.add("Add", {in, e.add("Mul", {peepholes[0], c})});
+        keep = e.add("Add", {keep, e.add("Mul", {peepholes[2], c})});
+      }
+      c = e.add("Add", {e.add("Mul", {activate(0, keep), c}),
+                        e.add("Mul", {activate(0, in), activate(1, g[3])})});
+      std::string put = g[1];
+      if (!peepholes.empty())
+        put = e.add("Add", {put, e.add("Mul", {peepholes[1], c})});
+      h = e.add("Mul", {activate(0, put), activate(2, c)});
+      byTime[t] = e.add("Unsqueeze", {h, e.ints({0})});
+    }
+    // [steps, 1, batch, hidden].
+    outputs.push_back(
+        e.add("Unsqueeze", {e.add("Concat", byTime, {axis(0)}), e.ints({1})}));
+    lastH.push_back(e.add("Unsqueeze", {h, e.ints({0})}));
+    lastC.push_back(e.add("Unsqueeze", {c, e.ints({0})}));
+  }
+  std::string y = e.add("Concat", outputs, {axis(1)});
+  std::string yh = e.add("Concat", lastH, {axis(0)});
+  std::string yc = e.add("Concat", lastC, {axis(0)});
+  if (layout) {
+    y = e.add("Transpose", {y}, {Expansion::intsAttr("perm", {2, 0, 1, 3})});
+    yh = e.add("Transpose", {yh}, {Expansion::intsAttr("perm", {1, 0, 2})});
+    yc = e.add("Transpose", {yc}, {Expansion::intsAttr("perm", {1, 0, 2})});
+  }
+  for (auto [k, value] : llvm::enumerate(SmallVector<std::string>{y, yh, yc}))
+    if (!output(k).empty())
+      e.addNamed("Identity", {value}, {}, output(k));
   return std::nullopt;
 }

@@ -16,9 +16,11 @@
 //   input and its wrap mode.
 // - GroupNormalization (18, 21), RMSNormalization, RotaryEmbedding and
 //   Attention (23) become the nodes of their function bodies (NewOps.cpp).
+// LSTMs, of any opset from 13, are unrolled over their sequence into the
+// ops they are made of (NewOps.cpp).
 // Every other change of those opsets adds element types or ops, which the
-// importer reports as it does for any model. The IR version drops to 8,
-// the library's.
+// importer reports as it does for any model. The IR version of any model
+// drops to 8, the library's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +73,14 @@ std::optional<std::string> adaptNode(const onnx::GraphProto &graph,
                                      int64_t opset, onnx::NodeProto node,
                                      std::vector<onnx::NodeProto> &out) {
   const std::string &op = node.op_type();
+  // Models of opset 17 or before keep their nodes, but for the LSTMs.
+  if (opset <= 17 && op != "LSTM") {
+    out.push_back(std::move(node));
+    return std::nullopt;
+  }
+  if (op == "LSTM")
+    return opset < 13 ? std::optional<std::string>("LSTM before opset 13")
+                      : expandLstm(graph, node, out);
   auto intAttr = [&](StringRef name, int64_t otherwise) {
     const onnx::AttributeProto *attribute = findAttribute(node, name);
     return attribute ? attribute->i() : otherwise;
@@ -165,7 +175,13 @@ std::optional<std::string> adaptNode(const onnx::GraphProto &graph,
 LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
                                           int64_t opset,
                                           std::vector<std::string> &errors) {
-  if (opset <= 17)
+  // The checker refuses IR versions after its own, whatever the opset;
+  // those add only element types, which the importer reports.
+  model.set_ir_version(std::min<int64_t>(model.ir_version(), 8));
+  if (opset <= 17 &&
+      llvm::none_of(model.graph().node(), [](const onnx::NodeProto &node) {
+        return node.op_type() == "LSTM";
+      }))
     return success();
   if (opset > kNewestOpset) {
     errors.push_back("opset " + std::to_string(opset) + " is newer than " +
@@ -189,10 +205,13 @@ LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
   graph.clear_node();
   for (onnx::NodeProto &node : nodes)
     *graph.add_node() = std::move(node);
+  if (opset <= 17)
+    return success();
+  if (opset <= 17)
+    return success();
   for (onnx::OperatorSetIdProto &set : *model.mutable_opset_import())
     if (set.domain().empty() || set.domain() == "ai.onnx")
       set.set_version(17);
-  model.set_ir_version(std::min<int64_t>(model.ir_version(), 8));
   return success();
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Models of the ops that opsets 18 to 23 added and sbp imports by
-expanding them into opset 17 (GroupNormalization, RMSNormalization,
-RotaryEmbedding, Attention), each in several forms, run by onnxruntime
-for the expected results.
+"""Models of the ONNX ops sbp imports by expanding them into the ops they
+are made of: those opsets 18 to 23 added (GroupNormalization,
+RMSNormalization, RotaryEmbedding, Attention), written in opset 17, and
+LSTM, unrolled over its sequence. Each in several forms, run by
+onnxruntime for the expected results.
 
 Writes DIR/NAME.onnx with its inputs and expected results, runs each with
 sbp-run on one rank and on two under the search's plan, and compares the
@@ -11,7 +12,7 @@ exits 1 on a mismatch. Then the same for a transformer block that
 PyTorch exports at opset 23, against PyTorch. Also writes the forms sbp
 reports (error_models). Needs the model venv (onnx, onnxruntime).
 
-Usage: opset23_models.py --run SBP_RUN DIR
+Usage: expanded_ops.py --run SBP_RUN DIR
 """
 
 import argparse
@@ -33,7 +34,7 @@ def model(node, inputs, output_shapes, opset=23):
         [node], "g",
         [helper.make_tensor_value_info(n, t, s) for n, t, s, _ in inputs],
         [helper.make_tensor_value_info(n, F, s)
-         for n, s in zip(node.output, output_shapes)])
+         for n, s in zip([o for o in node.output if o], output_shapes)])
     m = helper.make_model(graph,
                           opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 10
@@ -145,6 +146,53 @@ def attention_cases(rng):
         [[1, 2, 3, 4], [1, 2, 8, 4], [1, 2, 8, 4]])
 
 
+def lstm_cases(rng):
+    def normal(*shape):
+        return (0.5 * rng.standard_normal(shape)).astype(np.float32)
+
+    # Forward, [seq, batch, input], biases, every output.
+    yield ("lstm_forward", helper.make_node(
+        "LSTM", ["x", "w", "r", "b"], ["y", "yh", "yc"], hidden_size=4),
+        [("x", F, [5, 2, 3], normal(5, 2, 3)), ("w", F, [1, 16, 3], normal(1, 16, 3)),
+         ("r", F, [1, 16, 4], normal(1, 16, 4)), ("b", F, [1, 32], normal(1, 32))],
+        [[5, 1, 2, 4], [1, 2, 4], [1, 2, 4]])
+    # Both directions, [batch, seq, input], initial states.
+    yield ("lstm_bidirectional", helper.make_node(
+        "LSTM", ["x", "w", "r", "b", "", "h0", "c0"], ["y", "yh"],
+        hidden_size=4, direction="bidirectional", layout=1),
+        [("x", F, [2, 5, 3], normal(2, 5, 3)), ("w", F, [2, 16, 3], normal(2, 16, 3)),
+         ("r", F, [2, 16, 4], normal(2, 16, 4)), ("b", F, [2, 32], normal(2, 32)),
+         ("h0", F, [2, 2, 4], normal(2, 2, 4)), ("c0", F, [2, 2, 4], normal(2, 2, 4))],
+        [[2, 5, 2, 4], [2, 2, 4]])
+    # Reverse, peepholes, a clip, other activations, the last cell only.
+    yield ("lstm_peephole", helper.make_node(
+        "LSTM", ["x", "w", "r", "", "", "", "", "p"], ["", "", "yc"],
+        hidden_size=4, direction="reverse", clip=0.5,
+        activations=["Sigmoid", "Relu", "Tanh"]),
+        [("x", F, [4, 2, 3], normal(4, 2, 3)), ("w", F, [1, 16, 3], normal(1, 16, 3)),
+         ("r", F, [1, 16, 4], normal(1, 16, 4)), ("p", F, [1, 12], normal(1, 12))],
+        [[1, 2, 4]])
+
+
+def batch_first_lstm(node, inputs, output_shapes, out):
+    """The results of an LSTM of layout 1, which onnxruntime does not run:
+    those of layout 0 on the transposed input and states, transposed."""
+    seq_first = helper.make_node("LSTM", list(node.input), list(node.output))
+    seq_first.attribute.extend(a for a in node.attribute if a.name != "layout")
+    swap = {"x": (1, 0, 2), "h0": (1, 0, 2), "c0": (1, 0, 2)}
+    feeds = [(n, t, [s[i] for i in swap[n]] if n in swap else s,
+              np.transpose(v, swap[n]) if n in swap else v)
+             for n, t, s, v in inputs]
+    shapes = [[s[1], s[2], s[0], s[3]] if len(s) == 4 else [s[1], s[0], s[2]]
+              for s in output_shapes]
+    path = os.path.join(out, "seq_first.onnx")
+    onnx.save(model(seq_first, feeds, shapes, 14), path)
+    session = onnxruntime.InferenceSession(
+        path, providers=["CPUExecutionProvider"])
+    y, yh = session.run(None, {n: v for n, _, _, v in feeds})
+    return [np.transpose(y, (2, 0, 1, 3)), np.transpose(yh, (1, 0, 2))]
+
+
 def torch_block(out):
     """A pre-norm transformer block (RMSNorm, causal scaled dot-product
     attention, GELU MLP) exported by PyTorch at opset 23, which writes
@@ -184,9 +232,37 @@ def torch_block(out):
     return ops
 
 
+def torch_lstm(out):
+    """A bidirectional LSTM over [batch, seq, input] and a linear layer,
+    exported by PyTorch at its default opset, which writes an LSTM node."""
+    import torch
+
+    class Tagger(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(6, 8, batch_first=True,
+                                      bidirectional=True)
+            self.out = torch.nn.Linear(16, 3)
+
+        def forward(self, x):
+            return self.out(self.lstm(x)[0])
+
+    torch.manual_seed(0)
+    tagger = Tagger().eval()
+    x = torch.randn(2, 7, 6)
+    path = os.path.join(out, "torch_lstm.onnx")
+    torch.onnx.export(tagger, (x,), path, dynamo=True, input_names=["x"])
+    ops = sorted({n.op_type for n in onnx.load(path).graph.node})
+    np.save(os.path.join(out, "torch_lstm.x0.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(out, "torch_lstm.expected0.npy"), tagger(x).numpy())
+    return ops
+
+
 def error_models(out):
     """Forms the expansions cannot take, each reported by node: unknown
-    shapes or ranks, a missing head count, the scores as an output."""
+    shapes or ranks, a missing head count, the scores as an output,
+    sequence lengths."""
     unknown = lambda n: helper.make_tensor_value_info(n, F, None)
     known = lambda n, s: helper.make_tensor_value_info(n, F, s)
     graphs = {
@@ -206,9 +282,14 @@ def error_models(out):
             [known(n, [1, 2, 3, 4]) for n in "qkv"],
             [unknown("y"), unknown("qk")]),
     }
+    graphs["lstm_lengths"] = ([helper.make_node(
+        "LSTM", ["x", "w", "r", "", "n"], ["y"], hidden_size=2, name="rnn")],
+        [known("x", [3, 1, 2]), known("w", [1, 8, 2]), known("r", [1, 8, 2]),
+         helper.make_tensor_value_info("n", I64, [1])], [unknown("y")])
     for name, (nodes, inputs, outputs) in graphs.items():
+        opset = 14 if name.startswith("lstm") else 23
         m = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs),
-                              opset_imports=[helper.make_opsetid("", 23)])
+                              opset_imports=[helper.make_opsetid("", opset)])
         m.ir_version = 10
         onnx.save(m, os.path.join(out, name + ".onnx"))
 
@@ -252,15 +333,18 @@ def main():
     all_cases = [(name, node, inputs, [list(inputs[0][3].shape)])
                  for name, node, inputs in cases()]
     all_cases += attention_cases(np.random.default_rng(1))
+    all_cases += lstm_cases(np.random.default_rng(2))
     error_models(out)
     failed = 0
     for name, node, inputs, output_shapes in all_cases:
         m = model(node, inputs, output_shapes,
-                  18 if name.endswith("_18") else 23)
+                  18 if name.endswith("_18") else 14 if "lstm" in name else 23)
         path = os.path.join(out, name + ".onnx")
         onnx.save(m, path)
         if name == "group_norm_18":
             results = [group_norm_18(*(v for _, _, _, v in inputs), 2, 0.01)]
+        elif name == "lstm_bidirectional":
+            results = batch_first_lstm(node, inputs, output_shapes, out)
         else:
             session = onnxruntime.InferenceSession(
                 path, providers=["CPUExecutionProvider"])
@@ -275,16 +359,17 @@ def main():
             print("FAIL %s: %s" % (name, outcome))
         else:
             print("ok   %s max_abs_err=%.1e" % (name, outcome))
-    ops = torch_block(out)
-    print("torch_block ops: " + " ".join(ops))
-    outcome = check(args.run, out, "torch_block", [("x", F, None, None)], 1)
-    if isinstance(outcome, str):
-        failed += 1
-        print("FAIL torch_block: %s" % outcome)
-    else:
-        print("ok   torch_block max_abs_err=%.1e" % outcome)
-    total = len(all_cases) + 1
-    print("opset 23: %d passed, %d failed" % (total - failed, failed))
+    exported = [("torch_block", torch_block), ("torch_lstm", torch_lstm)]
+    for name, export in exported:
+        print("%s ops: %s" % (name, " ".join(export(out))))
+        outcome = check(args.run, out, name, [("x", F, None, None)], 1)
+        if isinstance(outcome, str):
+            failed += 1
+            print("FAIL %s: %s" % (name, outcome))
+        else:
+            print("ok   %s max_abs_err=%.1e" % (name, outcome))
+    total = len(all_cases) + len(exported)
+    print("expanded ops: %d passed, %d failed" % (total - failed, failed))
     return 1 if failed else 0
 
 
