@@ -2,7 +2,7 @@
 """Models of the ONNX ops sbp imports by expanding them into the ops they
 are made of: those opsets 18 to 23 added (GroupNormalization,
 RMSNormalization, RotaryEmbedding, Attention), written in opset 17, and
-LSTM, unrolled over its sequence. Each in several forms, run by
+LSTM, GRU and RNN, unrolled over their sequence. Each in several forms, run by
 onnxruntime for the expected results.
 
 Writes DIR/NAME.onnx with its inputs and expected results, runs each with
@@ -174,6 +174,31 @@ def lstm_cases(rng):
         [[1, 2, 4]])
 
 
+def gru_rnn_cases(rng):
+    def normal(*shape):
+        return (0.5 * rng.standard_normal(shape)).astype(np.float32)
+
+    # GRU, the reset gate on the previous state before its product.
+    yield ("gru_forward", helper.make_node(
+        "GRU", ["x", "w", "r", "b"], ["y", "yh"], hidden_size=4),
+        [("x", F, [5, 2, 3], normal(5, 2, 3)), ("w", F, [1, 12, 3], normal(1, 12, 3)),
+         ("r", F, [1, 12, 4], normal(1, 12, 4)), ("b", F, [1, 24], normal(1, 24))],
+        [[5, 1, 2, 4], [1, 2, 4]])
+    # Both directions, the reset gate after the product, initial states.
+    yield ("gru_linear_before_reset", helper.make_node(
+        "GRU", ["x", "w", "r", "b", "", "h0"], ["y"], hidden_size=4,
+        direction="bidirectional", linear_before_reset=1),
+        [("x", F, [4, 2, 3], normal(4, 2, 3)), ("w", F, [2, 12, 3], normal(2, 12, 3)),
+         ("r", F, [2, 12, 4], normal(2, 12, 4)), ("b", F, [2, 24], normal(2, 24)),
+         ("h0", F, [2, 2, 4], normal(2, 2, 4))], [[4, 2, 2, 4]])
+    # A plain RNN, reverse, no bias, ReLU.
+    yield ("rnn_reverse", helper.make_node(
+        "RNN", ["x", "w", "r"], ["y", "yh"], hidden_size=4,
+        direction="reverse", activations=["Relu"]),
+        [("x", F, [5, 2, 3], normal(5, 2, 3)), ("w", F, [1, 4, 3], normal(1, 4, 3)),
+         ("r", F, [1, 4, 4], normal(1, 4, 4))], [[5, 1, 2, 4], [1, 2, 4]])
+
+
 def batch_first_lstm(node, inputs, output_shapes, out):
     """The results of an LSTM of layout 1, which onnxruntime does not run:
     those of layout 0 on the transposed input and states, transposed."""
@@ -334,11 +359,13 @@ def main():
                  for name, node, inputs in cases()]
     all_cases += attention_cases(np.random.default_rng(1))
     all_cases += lstm_cases(np.random.default_rng(2))
+    all_cases += gru_rnn_cases(np.random.default_rng(3))
     error_models(out)
     failed = 0
     for name, node, inputs, output_shapes in all_cases:
         m = model(node, inputs, output_shapes,
-                  18 if name.endswith("_18") else 14 if "lstm" in name else 23)
+                  18 if name.endswith("_18")
+                  else 14 if name.startswith(("lstm", "gru", "rnn")) else 23)
         path = os.path.join(out, name + ".onnx")
         onnx.save(m, path)
         if name == "group_norm_18":

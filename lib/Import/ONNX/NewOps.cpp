@@ -550,64 +550,79 @@ onnx_import::expandAttention(const onnx::GraphProto &graph,
   return std::nullopt;
 }
 
-/// LSTM (7, 14) unrolled over its static sequence. Per direction and step
-/// the gates i, o, f, c of `x_t W^T + h R^T + Wb + Rb` (peepholes P add
-/// the previous cell to i and f, the new one to o; `clip` bounds the
-/// activations' inputs), then `c = f c' + i g(c~)` and `h = o h(c)`.
+/// LSTM, GRU and RNN (7, 14) unrolled over their static sequence, per
+/// direction and step (`clip` bounding every activation's input):
+/// - LSTM: gates i, o, f, c of `x_t W^T + h R^T + Wb + Rb`, peepholes P
+///   adding the previous cell to i and f and the new one to o; then
+///   `c = f c' + i g(c~)` and `h = o h(c)`;
+/// - GRU: gates z, r of `x_t W^T + h R^T + Wb + Rb`, the candidate
+///   `g(x_t Wh^T + (r h) Rh^T + Rbh + Wbh)`, or with `linear_before_reset`
+///   `g(x_t Wh^T + r (h Rh^T + Rbh) + Wbh)`; then `h = (1 - z) h~ + z h`;
+/// - RNN: `h = f(x_t W^T + h R^T + Wb + Rb)`.
 std::optional<std::string>
-onnx_import::expandLstm(const onnx::GraphProto &graph,
-                        const onnx::NodeProto &node,
-                        std::vector<onnx::NodeProto> &out) {
+onnx_import::expandRecurrent(const onnx::GraphProto &graph,
+                             const onnx::NodeProto &node,
+                             std::vector<onnx::NodeProto> &out) {
   auto input = [&](int i) {
     return node.input_size() > i ? node.input(i) : std::string();
   };
   auto output = [&](int i) {
     return node.output_size() > i ? node.output(i) : std::string();
   };
+  const std::string &op = node.op_type();
+  bool lstm = op == "LSTM", gru = op == "GRU";
   int64_t hidden = getInt(node, "hidden_size", 0),
           layout = getInt(node, "layout", 0);
   const onnx::AttributeProto *directionAttr = findAttribute(node, "direction");
   std::string direction = directionAttr ? directionAttr->s() : "forward";
   if (direction != "forward" && direction != "reverse" &&
       direction != "bidirectional")
-    return "LSTM with direction '" + direction + "'";
+    return op + " with direction '" + direction + "'";
   int64_t directions = direction == "bidirectional" ? 2 : 1;
   if (getInt(node, "input_forget", 0))
-    return std::string("LSTM with input_forget");
+    return op + " with input_forget";
   if (!input(4).empty())
-    return std::string("LSTM with sequence_lens");
+    return op + " with sequence_lens";
+  SmallVector<std::string> defaults =
+      lstm  ? SmallVector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+      : gru ? SmallVector<std::string>{"Sigmoid", "Tanh"}
+            : SmallVector<std::string>{"Tanh"};
+  int64_t perDirection = defaults.size();
   SmallVector<std::string> activations;
   for (int64_t d = 0; d < directions; ++d)
-    activations.append({"Sigmoid", "Tanh", "Tanh"});
+    activations.append(defaults.begin(), defaults.end());
   if (const onnx::AttributeProto *given = findAttribute(node, "activations")) {
     static const llvm::StringMap<StringRef> known = {{"sigmoid", "Sigmoid"},
                                                      {"tanh", "Tanh"},
                                                      {"relu", "Relu"},
                                                      {"softsign", "Softsign"},
                                                      {"softplus", "Softplus"}};
-    if (given->strings_size() != 3 * directions)
-      return std::string("LSTM with other than 3 activations a direction");
+    if (given->strings_size() != perDirection * directions)
+      return op + " with other than " + std::to_string(perDirection) +
+             " activations a direction";
     for (auto [k, name] : llvm::enumerate(given->strings())) {
       auto it = known.find(StringRef(name).lower());
       if (it == known.end())
-        return "LSTM with activation '" + name + "'";
+        return op + " with activation '" + name + "'";
       activations[k] = it->second.str();
     }
   }
   const onnx::AttributeProto *clipAttr = findAttribute(node, "clip");
   std::optional<SmallVector<int64_t>> shape = getDeclaredShape(graph, input(0));
   if (!shape || shape->size() != 3 || hidden < 1)
-    return std::string("LSTM without hidden_size, or on an input whose "
-                       "static shape the model does not declare");
+    return op + " without hidden_size, or on an input whose static shape "
+                "the model does not declare";
   int64_t steps = (*shape)[layout ? 1 : 0], batch = (*shape)[layout ? 0 : 1];
   const std::string &x = input(0);
   int type = getDeclaredType(graph, x)->elem_type();
-  Expansion e(node, "lstm", out);
+  Expansion e(node, StringRef(op).lower(), out);
   auto axis = [](int64_t a) { return Expansion::intAttr("axis", a); };
   std::string zeros;
-  if (input(5).empty() || input(6).empty())
+  if (input(5).empty() || (lstm && input(6).empty()))
     zeros = e.add("Cast", {e.add("ConstantOfShape", {e.ints({batch, hidden})})},
                   {Expansion::intAttr("to", type)});
+  std::string one = gru ? e.floatAs(1, type) : std::string();
+  bool linearBeforeReset = gru && getInt(node, "linear_before_reset", 0);
   SmallVector<std::string> outputs, lastH, lastC;
   for (int64_t d = 0; d < directions; ++d) {
     auto pick = [&](const std::string &t) {
@@ -617,64 +632,111 @@ onnx_import::expandLstm(const onnx::GraphProto &graph,
       if (clipAttr)
         value = e.add("Clip", {value, e.floatAs(-clipAttr->f(), type),
                                e.floatAs(clipAttr->f(), type)});
-      return e.add(activations[3 * d + which], {value});
+      return e.add(activations[perDirection * d + which], {value});
+    };
+    auto add = [&](std::string a, const std::string &b) {
+      return b.empty() ? a : e.add("Add", {a, b});
     };
     std::string w = e.add("Transpose", {pick(input(1))});
     std::string r = e.add("Transpose", {pick(input(2))});
+    // Wb and Rb; for the GRU per gate (its candidate adds them apart).
     std::string bias;
+    SmallVector<std::string> wb(3), rb(3);
     if (!input(3).empty()) {
       SmallVector<std::string> halves =
           e.addOutputs("Split", {pick(input(3))}, {axis(0)}, 2);
       bias = e.add("Add", {halves[0], halves[1]});
+      if (gru) {
+        wb = e.addOutputs("Split", {halves[0]}, {axis(0)}, 3);
+        rb = e.addOutputs("Split", {halves[1]}, {axis(0)}, 3);
+      }
     }
     SmallVector<std::string> peepholes;
-    if (!input(7).empty())
+    if (lstm && !input(7).empty())
       peepholes = e.addOutputs("Split", {pick(input(7))}, {axis(0)}, 3);
+    SmallVector<std::string> wGates, rGates;
+    if (gru) {
+      wGates = e.addOutputs("Split", {w}, {axis(1)}, 3);
+      rGates = e.addOutputs("Split", {r}, {axis(1)}, 3);
+    }
     // States are [directions, batch, hidden], or [batch, directions,
     // hidden] in layout 1.
     auto pickState = [&](const std::string &t) {
       return e.add("Gather", {t, e.scalar(d)}, {axis(layout)});
     };
     std::string h = input(5).empty() ? zeros : pickState(input(5));
-    std::string c = input(6).empty() ? zeros : pickState(input(6));
+    std::string c;
+    if (lstm)
+      c = input(6).empty() ? zeros : pickState(input(6));
     bool reverse = direction == "reverse" || d == 1;
     SmallVector<std::string> byTime(steps);
     for (int64_t k = 0; k < steps; ++k) {
       int64_t t = reverse ? steps - 1 - k : k;
       std::string xt = e.add("Gather", {x, e.scalar(t)}, {axis(layout)});
-      std::string gates =
-          e.add("Add", {e.add("MatMul", {xt, w}), e.add("MatMul", {h, r})});
-      if (!bias.empty())
-        gates = e.add("Add", {gates, bias});
-      SmallVector<std::string> g = e.addOutputs("Split", {gates}, {axis(1)}, 4);
-      std::string in = g[0], keep = g[2];
-      if (!peepholes.empty()) {
-        in = e.add("Add", {in, e.add("Mul", {peepholes[0], c})});
-        keep = e.add("Add", {keep, e.add("Mul", {peepholes[2], c})});
+      if (gru) {
+        auto gate = [&](int g) {
+          return add(add(e.add("Add", {e.add("MatMul", {xt, wGates[g]}),
+                                       e.add("MatMul", {h, rGates[g]})}),
+                         wb[g]),
+                     rb[g]);
+        };
+        std::string update = activate(0, gate(0)), reset = activate(0, gate(1));
+        std::string recurrent =
+            linearBeforeReset
+                ? e.add("Mul",
+                        {reset, add(e.add("MatMul", {h, rGates[2]}), rb[2])})
+                : add(e.add("MatMul", {e.add("Mul", {reset, h}), rGates[2]}),
+                      rb[2]);
+        std::string candidate = activate(
+            1, add(e.add("Add", {e.add("MatMul", {xt, wGates[2]}), recurrent}),
+                   wb[2]));
+        h = e.add("Add",
+                  {e.add("Mul", {e.add("Sub", {one, update}), candidate}),
+                   e.add("Mul", {update, h})});
+      } else {
+        std::string gates = add(
+            e.add("Add", {e.add("MatMul", {xt, w}), e.add("MatMul", {h, r})}),
+            bias);
+        if (!lstm) {
+          h = activate(0, gates);
+        } else {
+          SmallVector<std::string> g =
+              e.addOutputs("Split", {gates}, {axis(1)}, 4);
+          std::string in = g[0], keep = g[2];
+          if (!peepholes.empty()) {
+            in = e.add("Add", {in, e.add("Mul", {peepholes[0], c})});
+            keep = e.add("Add", {keep, e.add("Mul", {peepholes[2], c})});
+          }
+          c = e.add("Add",
+                    {e.add("Mul", {activate(0, keep), c}),
+                     e.add("Mul", {activate(0, in), activate(1, g[3])})});
+          std::string put = g[1];
+          if (!peepholes.empty())
+            put = e.add("Add", {put, e.add("Mul", {peepholes[1], c})});
+          h = e.add("Mul", {activate(0, put), activate(2, c)});
+        }
       }
-      c = e.add("Add", {e.add("Mul", {activate(0, keep), c}),
-                        e.add("Mul", {activate(0, in), activate(1, g[3])})});
-      std::string put = g[1];
-      if (!peepholes.empty())
-        put = e.add("Add", {put, e.add("Mul", {peepholes[1], c})});
-      h = e.add("Mul", {activate(0, put), activate(2, c)});
       byTime[t] = e.add("Unsqueeze", {h, e.ints({0})});
     }
     // [steps, 1, batch, hidden].
     outputs.push_back(
         e.add("Unsqueeze", {e.add("Concat", byTime, {axis(0)}), e.ints({1})}));
     lastH.push_back(e.add("Unsqueeze", {h, e.ints({0})}));
-    lastC.push_back(e.add("Unsqueeze", {c, e.ints({0})}));
+    if (lstm)
+      lastC.push_back(e.add("Unsqueeze", {c, e.ints({0})}));
   }
-  std::string y = e.add("Concat", outputs, {axis(1)});
-  std::string yh = e.add("Concat", lastH, {axis(0)});
-  std::string yc = e.add("Concat", lastC, {axis(0)});
+  SmallVector<std::string> results = {e.add("Concat", outputs, {axis(1)}),
+                                      e.add("Concat", lastH, {axis(0)})};
+  if (lstm)
+    results.push_back(e.add("Concat", lastC, {axis(0)}));
   if (layout) {
-    y = e.add("Transpose", {y}, {Expansion::intsAttr("perm", {2, 0, 1, 3})});
-    yh = e.add("Transpose", {yh}, {Expansion::intsAttr("perm", {1, 0, 2})});
-    yc = e.add("Transpose", {yc}, {Expansion::intsAttr("perm", {1, 0, 2})});
+    results[0] = e.add("Transpose", {results[0]},
+                       {Expansion::intsAttr("perm", {2, 0, 1, 3})});
+    for (std::string &state : MutableArrayRef(results).drop_front())
+      state =
+          e.add("Transpose", {state}, {Expansion::intsAttr("perm", {1, 0, 2})});
   }
-  for (auto [k, value] : llvm::enumerate(SmallVector<std::string>{y, yh, yc}))
+  for (auto [k, value] : llvm::enumerate(results))
     if (!output(k).empty())
       e.addNamed("Identity", {value}, {}, output(k));
   return std::nullopt;

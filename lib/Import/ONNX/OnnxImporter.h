@@ -111,8 +111,9 @@ DenseElementsAttr getTensorAttr(MLIRContext *context,
 LogicalResult loadExternalData(onnx::ModelProto &model, StringRef modelPath,
                                std::string &error);
 
-/// Rewrites a model of opset 18 to 23 into opset 17, and the LSTMs of any
-/// opset from 13 into the ops they are made of (OpsetAdapter.cpp);
+/// Rewrites a model of opset 18 to 23 into opset 17, and the LSTMs, GRUs
+/// and RNNs of any opset from 13 into the ops they are made of
+/// (OpsetAdapter.cpp);
 /// `errors` gets one message per node it cannot rewrite.
 LogicalResult adaptToOpset17(onnx::ModelProto &model, int64_t opset,
                              std::vector<std::string> &errors);
@@ -138,9 +139,9 @@ std::optional<std::string>
 expandRotaryEmbedding(const onnx::GraphProto &graph,
                       const onnx::NodeProto &node,
                       std::vector<onnx::NodeProto> &out);
-std::optional<std::string> expandLstm(const onnx::GraphProto &graph,
-                                      const onnx::NodeProto &node,
-                                      std::vector<onnx::NodeProto> &out);
+std::optional<std::string> expandRecurrent(const onnx::GraphProto &graph,
+                                           const onnx::NodeProto &node,
+                                           std::vector<onnx::NodeProto> &out);
 std::optional<std::string> expandAttention(const onnx::GraphProto &graph,
                                            const onnx::NodeProto &node,
                                            std::vector<onnx::NodeProto> &out);

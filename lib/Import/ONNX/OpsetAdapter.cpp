@@ -16,8 +16,8 @@
 //   input and its wrap mode.
 // - GroupNormalization (18, 21), RMSNormalization, RotaryEmbedding and
 //   Attention (23) become the nodes of their function bodies (NewOps.cpp).
-// LSTMs, of any opset from 13, are unrolled over their sequence into the
-// ops they are made of (NewOps.cpp).
+// LSTMs, GRUs and RNNs, of any opset from 13, are unrolled over their
+// sequence into the ops they are made of (NewOps.cpp).
 // Every other change of those opsets adds element types or ops, which the
 // importer reports as it does for any model. The IR version of any model
 // drops to 8, the library's.
@@ -67,20 +67,26 @@ void dropAttribute(onnx::NodeProto &node, StringRef name) {
       attributes->DeleteSubrange(i, 1);
 }
 
+/// Whether `node` is an LSTM, GRU or RNN, which are unrolled.
+bool isRecurrent(const onnx::NodeProto &node) {
+  return node.op_type() == "LSTM" || node.op_type() == "GRU" ||
+         node.op_type() == "RNN";
+}
+
 /// Rewrites one node; appends it (or what replaces it) to `out`. Returns
 /// a reason where the node cannot be expressed in opset 17.
 std::optional<std::string> adaptNode(const onnx::GraphProto &graph,
                                      int64_t opset, onnx::NodeProto node,
                                      std::vector<onnx::NodeProto> &out) {
   const std::string &op = node.op_type();
-  // Models of opset 17 or before keep their nodes, but for the LSTMs.
-  if (opset <= 17 && op != "LSTM") {
+  // Models of opset 17 or before keep their nodes, but the recurrent ones.
+  if (opset <= 17 && !isRecurrent(node)) {
     out.push_back(std::move(node));
     return std::nullopt;
   }
-  if (op == "LSTM")
-    return opset < 13 ? std::optional<std::string>("LSTM before opset 13")
-                      : expandLstm(graph, node, out);
+  if (isRecurrent(node))
+    return opset < 13 ? op + " before opset 13"
+                      : expandRecurrent(graph, node, out);
   auto intAttr = [&](StringRef name, int64_t otherwise) {
     const onnx::AttributeProto *attribute = findAttribute(node, name);
     return attribute ? attribute->i() : otherwise;
@@ -178,10 +184,7 @@ LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
   // The checker refuses IR versions after its own, whatever the opset;
   // those add only element types, which the importer reports.
   model.set_ir_version(std::min<int64_t>(model.ir_version(), 8));
-  if (opset <= 17 &&
-      llvm::none_of(model.graph().node(), [](const onnx::NodeProto &node) {
-        return node.op_type() == "LSTM";
-      }))
+  if (opset <= 17 && llvm::none_of(model.graph().node(), isRecurrent))
     return success();
   if (opset > kNewestOpset) {
     errors.push_back("opset " + std::to_string(opset) + " is newer than " +
