@@ -218,6 +218,20 @@ def batch_first_lstm(node, inputs, output_shapes, out):
     return [np.transpose(y, (2, 0, 1, 3)), np.transpose(yh, (1, 0, 2))]
 
 
+def export(module, x, name, out, **options):
+    """Exports `module` on input x as DIR/NAME.onnx with its input and
+    PyTorch's result; the ops the exporter wrote."""
+    import torch
+
+    path = os.path.join(out, name + ".onnx")
+    torch.onnx.export(module, (x,), path, dynamo=True, input_names=["x"],
+                      **options)
+    np.save(os.path.join(out, name + ".x0.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(out, name + ".expected0.npy"), module(x).numpy())
+    return sorted({n.op_type for n in onnx.load(path).graph.node})
+
+
 def torch_block(out):
     """A pre-norm transformer block (RMSNorm, causal scaled dot-product
     attention, GELU MLP) exported by PyTorch at opset 23, which writes
@@ -247,14 +261,7 @@ def torch_block(out):
     torch.manual_seed(0)
     block = Block().eval()
     x = torch.randn(2, 8, 32)
-    path = os.path.join(out, "torch_block.onnx")
-    torch.onnx.export(block, (x,), path, opset_version=23, dynamo=True,
-                      input_names=["x"])
-    ops = sorted({n.op_type for n in onnx.load(path).graph.node})
-    np.save(os.path.join(out, "torch_block.x0.npy"), x.numpy())
-    with torch.no_grad():
-        np.save(os.path.join(out, "torch_block.expected0.npy"), block(x).numpy())
-    return ops
+    return export(block, x, "torch_block", out, opset_version=23)
 
 
 def torch_lstm(out):
@@ -275,13 +282,7 @@ def torch_lstm(out):
     torch.manual_seed(0)
     tagger = Tagger().eval()
     x = torch.randn(2, 7, 6)
-    path = os.path.join(out, "torch_lstm.onnx")
-    torch.onnx.export(tagger, (x,), path, dynamo=True, input_names=["x"])
-    ops = sorted({n.op_type for n in onnx.load(path).graph.node})
-    np.save(os.path.join(out, "torch_lstm.x0.npy"), x.numpy())
-    with torch.no_grad():
-        np.save(os.path.join(out, "torch_lstm.expected0.npy"), tagger(x).numpy())
-    return ops
+    return export(tagger, x, "torch_lstm", out)
 
 
 def error_models(out):

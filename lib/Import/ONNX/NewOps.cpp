@@ -20,6 +20,12 @@ using namespace mlir::sbp::onnx_import;
 
 namespace {
 
+/// Input or output `i` of a node, empty where it is left out.
+std::string
+getName(const google::protobuf::RepeatedPtrField<std::string> &names, int i) {
+  return i < names.size() ? names.Get(i) : std::string();
+}
+
 int64_t getInt(const onnx::NodeProto &node, StringRef name, int64_t otherwise) {
   const onnx::AttributeProto *attribute = findAttribute(node, name);
   return attribute ? attribute->i() : otherwise;
@@ -385,12 +391,8 @@ std::optional<std::string>
 onnx_import::expandAttention(const onnx::GraphProto &graph,
                              const onnx::NodeProto &node,
                              std::vector<onnx::NodeProto> &out) {
-  auto input = [&](int i) {
-    return node.input_size() > i ? node.input(i) : std::string();
-  };
-  auto output = [&](int i) {
-    return node.output_size() > i ? node.output(i) : std::string();
-  };
+  auto input = [&](int i) { return getName(node.input(), i); };
+  auto output = [&](int i) { return getName(node.output(), i); };
   if (!output(3).empty())
     return std::string("Attention's qk_matmul_output");
   if (input(4).empty() != input(5).empty())
@@ -563,12 +565,8 @@ std::optional<std::string>
 onnx_import::expandRecurrent(const onnx::GraphProto &graph,
                              const onnx::NodeProto &node,
                              std::vector<onnx::NodeProto> &out) {
-  auto input = [&](int i) {
-    return node.input_size() > i ? node.input(i) : std::string();
-  };
-  auto output = [&](int i) {
-    return node.output_size() > i ? node.output(i) : std::string();
-  };
+  auto input = [&](int i) { return getName(node.input(), i); };
+  auto output = [&](int i) { return getName(node.output(), i); };
   const std::string &op = node.op_type();
   bool lstm = op == "LSTM", gru = op == "GRU";
   int64_t hidden = getInt(node, "hidden_size", 0),
