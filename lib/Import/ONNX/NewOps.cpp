@@ -5,7 +5,8 @@
 // 17), named after the replaced node's first output so that names stay
 // unique. Where a body needs a shape (a reduction over axes counted from
 // the front, heads split off a 3-d input, a causal mask), it comes from the
-// types the model declares for its values, as exporters write them.
+// value types of the graph the adapter hands over: those the model
+// declares, as exporters write them, and those shape inference finds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -386,7 +387,7 @@ onnx_import::expandRotaryEmbedding(const onnx::GraphProto &graph,
 /// added, softmax (in `softmax_precision`), rows that every key is masked
 /// from zeroed, times V. 3-d inputs are split into heads, K and V
 /// repeated for grouped queries, past keys and values put before the new
-/// ones. The shapes come from the model's declared types.
+/// ones. The shapes are the graph's value types.
 std::optional<std::string>
 onnx_import::expandAttention(const onnx::GraphProto &graph,
                              const onnx::NodeProto &node,

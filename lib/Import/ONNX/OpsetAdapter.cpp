@@ -17,7 +17,9 @@
 // - GroupNormalization (18, 21), RMSNormalization, RotaryEmbedding and
 //   Attention (23) become the nodes of their function bodies (NewOps.cpp).
 // LSTMs, GRUs and RNNs, of any opset from 13, are unrolled over their
-// sequence into the ops they are made of (NewOps.cpp).
+// sequence into the ops they are made of (NewOps.cpp). An expansion that
+// needs a shape the model does not declare gets it from shape inference
+// over the nodes rewritten in the rounds before.
 // Every other change of those opsets adds element types or ops, which the
 // importer reports as it does for any model. The IR version of any model
 // drops to 8, the library's.
@@ -25,6 +27,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "OnnxImporter.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -65,6 +69,46 @@ void dropAttribute(onnx::NodeProto &node, StringRef name) {
   for (int i = attributes->size() - 1; i >= 0; --i)
     if (attributes->Get(i).name() == name)
       attributes->DeleteSubrange(i, 1);
+}
+
+/// A graph of `model`'s values and `nodes` (opset 17 where rewritten)
+/// with the value types ONNX shape inference finds for the ops the
+/// library knows (it skips the others) beside those the model declares:
+/// what the expansions read. Without float initializer data, which
+/// neither needs.
+onnx::GraphProto typeGraph(const onnx::ModelProto &model,
+                           ArrayRef<onnx::NodeProto> nodes) {
+  onnx::ModelProto typed;
+  typed.set_ir_version(model.ir_version());
+  onnx::OperatorSetIdProto &set = *typed.add_opset_import();
+  set.set_version(17);
+  const onnx::GraphProto &graph = model.graph();
+  onnx::GraphProto &copy = *typed.mutable_graph();
+  for (const onnx::NodeProto &node : nodes)
+    *copy.add_node() = node;
+  *copy.mutable_input() = graph.input();
+  *copy.mutable_output() = graph.output();
+  *copy.mutable_value_info() = graph.value_info();
+  for (const onnx::TensorProto &initializer : graph.initializer()) {
+    onnx::TensorProto &kept = *copy.add_initializer();
+    if (initializer.data_type() == onnx::TensorProto::INT64) {
+      kept = initializer;
+      continue;
+    }
+    kept.set_name(initializer.name());
+    kept.set_data_type(initializer.data_type());
+    *kept.mutable_dims() = initializer.dims();
+  }
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false,
+                                        /*strict_mode=*/0,
+                                        /*data_prop=*/false);
+    onnx::shape_inference::InferShapes(
+        typed, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception &) {
+    // The declared types alone.
+  }
+  return std::move(copy);
 }
 
 /// Whether `node` is an LSTM, GRU or RNN, which are unrolled.
@@ -192,19 +236,48 @@ LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
     return failure();
   }
   onnx::GraphProto &graph = *model.mutable_graph();
-  std::vector<onnx::NodeProto> nodes;
-  bool ok = true;
-  for (auto [index, node] : llvm::enumerate(graph.node()))
-    if (std::optional<std::string> reason =
-            adaptNode(graph, opset, node, nodes)) {
-      std::string label = node.name().empty() ? "#" + std::to_string(index)
-                                              : "'" + node.name() + "'";
-      errors.push_back("node " + label + ": " + *reason + " (opset " +
-                       std::to_string(opset) + ") is not supported");
-      ok = false;
+  // Rounds: an expansion that needs a shape the model does not declare
+  // waits for shape inference over what the rounds before rewrote (the
+  // nodes before it may be newer ops themselves).
+  std::vector<onnx::NodeProto> nodes(graph.node().begin(), graph.node().end());
+  // The nodes to rewrite: their positions in `nodes`, and in the model.
+  std::vector<std::pair<size_t, int64_t>> pending;
+  for (size_t k = 0; k < nodes.size(); ++k)
+    pending.push_back({k, k});
+  std::vector<std::string> reasons;
+  while (!pending.empty()) {
+    onnx::GraphProto typed = typeGraph(model, nodes);
+    std::vector<onnx::NodeProto> next;
+    std::vector<std::pair<size_t, int64_t>> waiting;
+    reasons.clear();
+    size_t at = 0;
+    for (auto [position, node] : llvm::enumerate(nodes)) {
+      if (at == pending.size() || pending[at].first != position) {
+        next.push_back(node);
+        continue;
+      }
+      int64_t index = pending[at++].second;
+      std::optional<std::string> reason = adaptNode(typed, opset, node, next);
+      if (!reason)
+        continue;
+      waiting.push_back({next.size(), index});
+      reasons.push_back("node " +
+                        (node.name().empty() ? "#" + std::to_string(index)
+                                             : "'" + node.name() + "'") +
+                        ": " + *reason + " (opset " + std::to_string(opset) +
+                        ") is not supported");
+      next.push_back(node);
     }
-  if (!ok)
+    bool progress = waiting.size() < pending.size();
+    nodes = std::move(next);
+    pending = std::move(waiting);
+    if (!progress)
+      break;
+  }
+  if (!pending.empty()) {
+    errors.insert(errors.end(), reasons.begin(), reasons.end());
     return failure();
+  }
   graph.clear_node();
   for (onnx::NodeProto &node : nodes)
     *graph.add_node() = std::move(node);
