@@ -257,9 +257,12 @@ LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
         continue;
       }
       int64_t index = pending[at++].second;
+      size_t before = next.size();
       std::optional<std::string> reason = adaptNode(typed, opset, node, next);
       if (!reason)
         continue;
+      // The node waits as it is, without what its expansion had written.
+      next.resize(before);
       waiting.push_back({next.size(), index});
       reasons.push_back("node " +
                         (node.name().empty() ? "#" + std::to_string(index)
@@ -281,8 +284,6 @@ LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
   graph.clear_node();
   for (onnx::NodeProto &node : nodes)
     *graph.add_node() = std::move(node);
-  if (opset <= 17)
-    return success();
   if (opset <= 17)
     return success();
   for (onnx::OperatorSetIdProto &set : *model.mutable_opset_import())
