@@ -245,8 +245,14 @@ LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
   for (size_t k = 0; k < nodes.size(); ++k)
     pending.push_back({k, k});
   std::vector<std::string> reasons;
+  // The first round reads the declared types alone: shape inference runs
+  // only for what waits.
+  bool inferred = false;
   while (!pending.empty()) {
-    onnx::GraphProto typed = typeGraph(model, nodes);
+    onnx::GraphProto typed;
+    if (inferred)
+      typed = typeGraph(model, nodes);
+    const onnx::GraphProto &types = inferred ? typed : graph;
     std::vector<onnx::NodeProto> next;
     std::vector<std::pair<size_t, int64_t>> waiting;
     reasons.clear();
@@ -258,7 +264,7 @@ LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
       }
       int64_t index = pending[at++].second;
       size_t before = next.size();
-      std::optional<std::string> reason = adaptNode(typed, opset, node, next);
+      std::optional<std::string> reason = adaptNode(types, opset, node, next);
       if (!reason)
         continue;
       // The node waits as it is, without what its expansion had written.
@@ -271,11 +277,12 @@ LogicalResult onnx_import::adaptToOpset17(onnx::ModelProto &model,
                         ") is not supported");
       next.push_back(node);
     }
-    bool progress = waiting.size() < pending.size();
+    bool progress = !inferred || waiting.size() < pending.size();
     nodes = std::move(next);
     pending = std::move(waiting);
     if (!progress)
       break;
+    inferred = true;
   }
   if (!pending.empty()) {
     errors.insert(errors.end(), reasons.begin(), reasons.end());
