@@ -111,38 +111,42 @@ public:
   }
   /// `value` as a constant of `like`'s element type.
   std::string floatLike(float value, const std::string &like) {
-    onnx::AttributeProto tensor = attribute("value");
-    tensor.set_type(onnx::AttributeProto::TENSOR);
-    tensor.mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-    tensor.mutable_t()->add_float_data(value);
-    return add("CastLike", {add("Constant", {}, {tensor}), like});
+    return add("CastLike", {constant(floatTensor(value)), like});
   }
   /// `value` as a constant of element type `type` (before opset 15, which
   /// has no CastLike).
   std::string floatAs(float value, int type) {
-    onnx::AttributeProto tensor = attribute("value");
-    tensor.set_type(onnx::AttributeProto::TENSOR);
-    tensor.mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-    tensor.mutable_t()->add_float_data(value);
-    return add("Cast", {add("Constant", {}, {tensor})}, {intAttr("to", type)});
+    return add("Cast", {constant(floatTensor(value))}, {intAttr("to", type)});
   }
   /// A 0-d int64 constant.
   std::string scalar(int64_t value) {
-    onnx::AttributeProto tensor = attribute("value");
-    tensor.set_type(onnx::AttributeProto::TENSOR);
-    tensor.mutable_t()->set_data_type(onnx::TensorProto::INT64);
-    tensor.mutable_t()->add_int64_data(value);
-    return add("Constant", {}, {tensor});
+    onnx::TensorProto tensor;
+    tensor.set_data_type(onnx::TensorProto::INT64);
+    tensor.add_int64_data(value);
+    return constant(std::move(tensor));
   }
   /// A 1-d int64 constant.
   std::string ints(ArrayRef<int64_t> values) {
-    onnx::AttributeProto tensor = attribute("value");
-    tensor.set_type(onnx::AttributeProto::TENSOR);
-    tensor.mutable_t()->set_data_type(onnx::TensorProto::INT64);
-    tensor.mutable_t()->add_dims(values.size());
+    onnx::TensorProto tensor;
+    tensor.set_data_type(onnx::TensorProto::INT64);
+    tensor.add_dims(values.size());
     for (int64_t value : values)
-      tensor.mutable_t()->add_int64_data(value);
-    return add("Constant", {}, {tensor});
+      tensor.add_int64_data(value);
+    return constant(std::move(tensor));
+  }
+  /// A 0-d f32 tensor.
+  static onnx::TensorProto floatTensor(float value) {
+    onnx::TensorProto tensor;
+    tensor.set_data_type(onnx::TensorProto::FLOAT);
+    tensor.add_float_data(value);
+    return tensor;
+  }
+  /// The `value` attribute of a Constant or ConstantOfShape.
+  static onnx::AttributeProto valueAttr(onnx::TensorProto tensor) {
+    onnx::AttributeProto result = attribute("value");
+    result.set_type(onnx::AttributeProto::TENSOR);
+    *result.mutable_t() = std::move(tensor);
+    return result;
   }
   static onnx::AttributeProto intAttr(StringRef name, int64_t value) {
     onnx::AttributeProto result = attribute(name);
@@ -166,6 +170,9 @@ private:
     return result;
   }
   std::string fresh() { return prefix + std::to_string(next++); }
+  std::string constant(onnx::TensorProto tensor) {
+    return add("Constant", {}, {valueAttr(std::move(tensor))});
+  }
   onnx::NodeProto &make(StringRef type, ArrayRef<std::string> inputs,
                         ArrayRef<onnx::AttributeProto> attributes,
                         ArrayRef<std::string> outputs) {
@@ -506,14 +513,10 @@ onnx_import::expandAttention(const onnx::GraphProto &graph,
     // lower triangle of ones from the past's diagonal. Built from ops
     // rather than held as a tensor, which the importer would take for a
     // weight.
-    onnx::AttributeProto one;
-    one.set_name("value");
-    one.set_type(onnx::AttributeProto::TENSOR);
-    one.mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-    one.mutable_t()->add_dims(1);
-    one.mutable_t()->add_float_data(1);
-    std::string ones =
-        e.add("ConstantOfShape", {e.ints({qLength, kvLength})}, {one});
+    onnx::TensorProto one = Expansion::floatTensor(1);
+    one.add_dims(1);
+    std::string ones = e.add("ConstantOfShape", {e.ints({qLength, kvLength})},
+                             {Expansion::valueAttr(std::move(one))});
     std::string allowed =
         e.add("Cast",
               {e.add("Trilu", {ones, e.ints({pastLength})},
@@ -644,10 +647,11 @@ onnx_import::expandRecurrent(const onnx::GraphProto &graph,
     if (!input(3).empty()) {
       SmallVector<std::string> halves =
           e.addOutputs("Split", {pick(input(3))}, {axis(0)}, 2);
-      bias = e.add("Add", {halves[0], halves[1]});
       if (gru) {
         wb = e.addOutputs("Split", {halves[0]}, {axis(0)}, 3);
         rb = e.addOutputs("Split", {halves[1]}, {axis(0)}, 3);
+      } else {
+        bias = e.add("Add", {halves[0], halves[1]});
       }
     }
     SmallVector<std::string> peepholes;
