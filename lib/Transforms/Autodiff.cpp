@@ -538,7 +538,8 @@ private:
                                                   StringRef reader);
   /// The structured op computing the adjoint of the input or init
   /// `operand` of `op` (`extract` null), or of the tensor that `extract`
-  /// reads inside its payload.
+  /// reads inside its payload: whatever its indices (loops, constants,
+  /// repeated loops, sums of loops, values of the payload).
   Value buildStructuredAdjoint(linalg::LinalgOp op, ArrayRef<Value> dys,
                                ArrayRef<Reduction> reductions,
                                OpOperand *operand, tensor::ExtractOp extract);
@@ -939,34 +940,18 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
               .getResult(0));
       continue;
     }
-    Value adjoint =
-        buildStructuredAdjoint(op, dys, reductions, &operand, nullptr);
-    if (!adjoint) {
-      std::string map;
-      llvm::raw_string_ostream(map) << op.getMatchingIndexingMap(&operand);
-      return op.emitError("sbp-make-train-step: no gradient for operand #")
-             << operand.getOperandNumber() << ", whose indexing map " << map
-             << " reads a dimension twice or at a constant other than 0";
-    }
-    accumulate(operand.get(), adjoint);
+    accumulate(operand.get(),
+               buildStructuredAdjoint(op, dys, reductions, &operand, nullptr));
   }
   // Tensors read inside the payload.
-  WalkResult walk = body->walk([&](tensor::ExtractOp extract) {
+  body->walk([&](tensor::ExtractOp extract) {
     if (!isVaried(extract.getTensor()))
-      return WalkResult::advance();
+      return;
     Value adjoint = buildGatherAdjoint(op, dys, reductions, extract);
     if (!adjoint)
       adjoint = buildStructuredAdjoint(op, dys, reductions, nullptr, extract);
-    if (!adjoint) {
-      extract.emitError("sbp-make-train-step: no gradient for an element "
-                        "read twice at the same loop's index");
-      return WalkResult::interrupt();
-    }
     accumulate(extract.getTensor(), adjoint);
-    return WalkResult::advance();
   });
-  if (walk.wasInterrupted())
-    return failure();
   // Scalars from above the payload that vary would need a reduction of
   // their own adjoint over every loop.
   SetVector<Value> captured;
@@ -1200,15 +1185,24 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
   bool reduces = !reductions.empty();
 
   // The adjoint's map: loop dims of the target's dims; unit dims addressed
-  // by the constant 0 are dropped; an element read at a computed index
-  // (inside a payload) gets a loop of its own over that dimension.
+  // by the constant 0 are dropped. A dimension read at an index no loop of
+  // its own gives — a computed one (inside a payload), a constant, or a
+  // loop that another dimension reads already (a diagonal) — gets a loop of
+  // its own, whose iterations add their adjoint only where its index is
+  // the one read.
   auto targetType = cast<RankedTensorType>(
       operand ? operand->get().getType() : extract.getTensor().getType());
   SmallVector<AffineExpr> exprs;
   SmallVector<bool> dropped;
   SmallVector<int64_t> keptShape;
-  // Per target dimension read at a computed index: its loop and the index.
-  SmallVector<std::pair<unsigned, Value>> computed;
+  /// A target dimension on a loop of its own and the index it is read at:
+  /// a payload value, else a loop dimension or a constant.
+  struct Pinned {
+    unsigned loop;
+    Value computed;
+    AffineExpr at;
+  };
+  SmallVector<Pinned> pinned;
   unsigned numAllLoops = numLoops;
   llvm::SmallDenseSet<unsigned> used;
   for (int64_t dim = 0; dim < targetType.getRank(); ++dim) {
@@ -1216,15 +1210,15 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
     if (operand) {
       AffineExpr expr = op.getMatchingIndexingMap(operand).getResult(dim);
       if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
-        if (constant.getValue() != 0 || targetType.getDimSize(dim) != 1)
-          return {};
-        dropped.push_back(true);
-        continue;
+        if (constant.getValue() == 0 && targetType.getDimSize(dim) == 1) {
+          dropped.push_back(true);
+          continue;
+        }
+        loop = numAllLoops++;
+        pinned.push_back({*loop, Value(), expr});
       }
       auto dimExpr = dyn_cast<AffineDimExpr>(expr);
-      if (!dimExpr) {
-        if (!isa<AffineBinaryOpExpr>(expr))
-          return {};
+      if (!loop && !dimExpr) {
         // A compound index (a convolution's `h + kh`): several iterations
         // read the element, so the adjoint is scattered there and summed
         // over its loops, which stay reductions.
@@ -1233,18 +1227,22 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
         keptShape.push_back(targetType.getDimSize(dim));
         continue;
       }
-      loop = dimExpr.getPosition();
+      if (!loop)
+        loop = dimExpr.getPosition();
     } else {
       Value index = extract.getIndices()[dim];
       if (auto indexOp = index.getDefiningOp<linalg::IndexOp>())
         loop = indexOp.getDim();
       else {
         loop = numAllLoops++;
-        computed.push_back({*loop, index});
+        pinned.push_back({*loop, index, AffineExpr()});
       }
     }
-    if (!used.insert(*loop).second)
-      return {};
+    if (!used.insert(*loop).second) {
+      pinned.push_back({numAllLoops, Value(), getAffineDimExpr(*loop, ctx)});
+      loop = numAllLoops++;
+      used.insert(*loop);
+    }
     dropped.push_back(false);
     exprs.push_back(getAffineDimExpr(*loop, ctx));
     keptShape.push_back(targetType.getDimSize(dim));
@@ -1385,23 +1383,24 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
                      getElementwiseAdjoints(b, inner, dy, !reduces)))
         add(value, adjoint);
     }
-    Value adjoint;
-    if (operand) {
-      adjoint = scalarAdjoints.lookup(args[operand->getOperandNumber()]);
-    } else {
-      // The element of the one-hot loops that this iteration read.
-      Operation *read = mapping.lookup(extract.getOperation());
-      adjoint = scalarAdjoints.lookup(read->getResult(0));
-      if (adjoint)
-        for (auto [loop, index] : computed) {
-          Value position = linalg::IndexOp::create(b, bodyLoc, loop);
-          Value same =
-              arith::CmpIOp::create(b, bodyLoc, arith::CmpIPredicate::eq,
-                                    position, mapping.lookup(index));
-          adjoint = arith::SelectOp::create(
-              b, bodyLoc, same, adjoint,
-              getConstant(b, bodyLoc, adjoint.getType(), 0));
-        }
+    Value adjoint =
+        operand ? scalarAdjoints.lookup(args[operand->getOperandNumber()])
+                : scalarAdjoints.lookup(
+                      mapping.lookup(extract.getOperation())->getResult(0));
+    // The element of the pinned loops that this iteration read.
+    for (const Pinned &pin : adjoint ? pinned : ArrayRef<Pinned>()) {
+      Value index = pin.computed ? mapping.lookup(pin.computed) : Value();
+      if (auto constant = dyn_cast_if_present<AffineConstantExpr>(pin.at))
+        index = arith::ConstantIndexOp::create(b, bodyLoc, constant.getValue());
+      else if (!index)
+        index = linalg::IndexOp::create(
+            b, bodyLoc, cast<AffineDimExpr>(pin.at).getPosition());
+      Value same = arith::CmpIOp::create(
+          b, bodyLoc, arith::CmpIPredicate::eq,
+          linalg::IndexOp::create(b, bodyLoc, pin.loop), index);
+      adjoint = arith::SelectOp::create(
+          b, bodyLoc, same, adjoint,
+          getConstant(b, bodyLoc, adjoint.getType(), 0));
     }
     Value accumulated = args.back();
     if (adjoint)

@@ -70,23 +70,6 @@ func.func @pad(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<6xf32> {
 
 // -----
 
-// The diagonal is read at (i, i): one loop for two dimensions, which a
-// gradient of the matrix's shape cannot be written through.
-#diag = affine_map<(i) -> (i, i)>
-#vec = affine_map<(i) -> (i)>
-func.func @diagonal(%x: tensor<4xf32>, %w: tensor<4x4xf32>) -> tensor<4xf32> {
-  %e = tensor.empty() : tensor<4xf32>
-  // expected-error@+1 {{sbp-make-train-step: no gradient for operand #0, whose indexing map (d0) -> (d0, d0) reads a dimension twice or at a constant other than 0}}
-  %y = linalg.generic {indexing_maps = [#diag, #vec], iterator_types = ["parallel"]} ins(%w : tensor<4x4xf32>) outs(%e : tensor<4xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %t = math.tanh %a : f32
-    linalg.yield %t : f32
-  } -> tensor<4xf32>
-  return %y : tensor<4xf32>
-}
-
-// -----
-
 // A branch reads a scalar taken from a parameter: its adjoint would be a
 // sum over the branch's uses, which no rule builds.
 func.func @branch(%x: tensor<4xf32>, %w: tensor<4xf32>, %c: i1) -> tensor<4xf32> {

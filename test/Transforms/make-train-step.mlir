@@ -401,3 +401,33 @@ func.func @overwrite(%g: tensor<5x3xf32>, %x: tensor<6x3xf32>, %i: tensor<5xi64>
   } -> tensor<6x3xf32>
   return %r : tensor<6x3xf32>
 }
+
+// -----
+
+// A diagonal read (one loop for two dimensions) and a column read at a
+// constant: the adjoint gets a loop of its own for the second dimension
+// and adds only where that loop's index is the one read.
+// CHECK-LABEL: func.func @diagonal_train_step(
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1, %{{.*}} : tensor<4x4xf32>, tensor<4x3xf32>, tensor<f32>) outs(%{{.*}} : tensor<4x4xf32>)
+// CHECK: %[[I:.*]] = linalg.index 0
+// CHECK: %[[J:.*]] = linalg.index 1
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[J]], %[[I]] : index
+// CHECK: arith.select %[[SAME]], %{{.*}}, %{{.*}} : f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0, %{{.*}} : tensor<4x4xf32>, tensor<f32>) outs(%{{.*}} : tensor<4x3xf32>)
+// CHECK: %[[K:.*]] = linalg.index 1
+// CHECK: %[[AT:.*]] = arith.cmpi eq, %[[K]], %[[C2]] : index
+// CHECK: arith.select %[[AT]], %{{.*}}, %{{.*}} : f32
+func.func @diagonal(%w: tensor<4x4xf32>, %v: tensor<4x3xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %s = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i, i)>, affine_map<(i) -> (i, 2)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]} ins(%w, %v : tensor<4x4xf32>, tensor<4x3xf32>) outs(%s : tensor<f32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %t = math.tanh %a : f32
+    %p = arith.mulf %t, %c : f32
+    %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %y : tensor<f32>
+}

@@ -224,7 +224,10 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     structured ops from their indexing maps and payload (the gradient of an
     input is a structured op over the same loops, its unused loops reduced,
     scattered through the input's map where that reads a compound index such
-    as a convolution's `oh + kh`; a reduction's partial gets the result's
+    as a convolution's `oh + kh`, and given a loop of its own for a
+    dimension read at a constant or at a loop that another of its
+    dimensions reads (a diagonal), adding only where that loop's index is
+    the one read; a reduction's partial gets the result's
     adjoint for a sum, where it equals the result for a max or min, and
     times the product of the others for a product, from a count of its
     zero partials and the product of the rest (outputs over all the loops
@@ -258,10 +261,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     float result of rank at least one; every op between the parameters and
     the loss has a gradient rule (else an error at that op), every
     output of a structured op with reduction loops on that path either
-    combines by an add, mul, max or min or spans all its loops unread,
-    and no
-    structured op reads a parameter's dependent through one loop in two
-    dimensions or at a constant index other than 0; no padding value
+    combines by an add, mul, max or min or spans all its loops unread;
+    no padding value
     depends on a parameter, nor does a scalar a branch reads from above or
     a float scalar an `scf.while` carries;
     every callee has a body of one block and none
