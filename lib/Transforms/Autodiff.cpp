@@ -589,6 +589,46 @@ void Differentiator::markVaried(ArrayRef<Value> seeds, Block &block) {
   }
 }
 
+/// The sum of `dy`, the adjoint of `pad`'s result, over the elements that
+/// `pad` adds (outside the source's slice): one reduction over every loop.
+Value buildPaddingAdjoint(OpBuilder &b, tensor::PadOp pad, Value dy) {
+  Location loc = pad.getLoc();
+  auto type = cast<RankedTensorType>(dy.getType());
+  MLIRContext *ctx = pad.getContext();
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  AffineMap all = AffineMap::getMultiDimIdentityMap(type.getRank(), ctx);
+  AffineMap none = AffineMap::get(type.getRank(), 0, ctx);
+  auto sum = linalg::GenericOp::create(
+      b, loc, TypeRange{scalarType}, ValueRange{dy},
+      ValueRange{createFilledTensor(b, loc, scalarType, 0)},
+      ArrayRef<AffineMap>{all, none},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::reduction),
+      [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+        Value inside = arith::ConstantIntOp::create(nb, bodyLoc, 1, 1);
+        for (auto [dim, low, size] : llvm::enumerate(
+                 pad.getStaticLow(), pad.getSourceType().getShape())) {
+          Value at = linalg::IndexOp::create(nb, bodyLoc, dim);
+          Value from = arith::CmpIOp::create(
+              nb, bodyLoc, arith::CmpIPredicate::sge, at,
+              arith::ConstantIndexOp::create(nb, bodyLoc, low));
+          Value to = arith::CmpIOp::create(
+              nb, bodyLoc, arith::CmpIPredicate::slt, at,
+              arith::ConstantIndexOp::create(nb, bodyLoc, low + size));
+          inside = arith::AndIOp::create(
+              nb, bodyLoc, inside,
+              arith::AndIOp::create(nb, bodyLoc, from, to));
+        }
+        Value added = arith::SelectOp::create(
+            nb, bodyLoc, inside, getConstant(nb, bodyLoc, args[0].getType(), 0),
+            args[0]);
+        linalg::YieldOp::create(
+            nb, bodyLoc,
+            arith::AddFOp::create(nb, bodyLoc, args[1], added).getResult());
+      });
+  return tensor::ExtractOp::create(b, loc, sum.getResult(0), ValueRange{});
+}
+
 void Differentiator::accumulate(Value value, Value adjoint) {
   if (!adjoint || !isVaried(value))
     return;
@@ -771,9 +811,24 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       .Case([&](tensor::PadOp o) -> LogicalResult {
         SetVector<Value> captured;
         getUsedValuesDefinedAbove(o.getRegion(), captured);
-        if (llvm::any_of(captured, [&](Value v) { return isVaried(v); }))
-          return o.emitError("sbp-make-train-step: no gradient for a padding "
-                             "value computed from the parameters");
+        if (llvm::any_of(captured, [&](Value v) { return isVaried(v); })) {
+          // A constant padding value read from a tensor (ONNX Pad's
+          // constant_value) at static pads: that element takes the sum of
+          // the adjoint over the padded elements.
+          Value value = o.getConstantPaddingValue();
+          auto read = value ? value.getDefiningOp<tensor::ExtractOp>()
+                            : tensor::ExtractOp();
+          if (!read || !o.getLow().empty())
+            return o.emitError("sbp-make-train-step: no gradient for a "
+                               "padding value computed from the parameters "
+                               "other than an element read from them");
+          accumulate(
+              read.getTensor(),
+              tensor::InsertOp::create(
+                  b, loc, buildPaddingAdjoint(b, o, dy),
+                  createFilledTensor(b, loc, read.getTensor().getType(), 0),
+                  read.getIndices()));
+        }
         SmallVector<OpFoldResult> sizes, strides;
         for (int64_t size : o.getSourceType().getShape()) {
           sizes.push_back(b.getIndexAttr(size));

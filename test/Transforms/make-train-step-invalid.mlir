@@ -55,15 +55,18 @@ func.func @difference(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>) -> tensor<4xf32>
 
 // -----
 
-// The padding value is taken from a parameter: its gradient would be a sum
-// over the padded border, which no rule builds.
+// The padding value is computed from a parameter's element (an element
+// read as it is takes the sum of the adjoint over the padded border; a
+// value computed from it would need scalar adjoints, which no rule
+// builds).
 func.func @pad(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<6xf32> {
   %c0 = arith.constant 0 : index
   %edge = tensor.extract %w[%c0] : tensor<4xf32>
-  // expected-error@+1 {{sbp-make-train-step: no gradient for a padding value computed from the parameters}}
+  %twice = arith.addf %edge, %edge : f32
+  // expected-error@+1 {{sbp-make-train-step: no gradient for a padding value computed from the parameters other than an element read from them}}
   %p = tensor.pad %w low[1] high[1] {
   ^bb0(%i: index):
-    tensor.yield %edge : f32
+    tensor.yield %twice : f32
   } : tensor<4xf32> to tensor<6xf32>
   return %p : tensor<6xf32>
 }

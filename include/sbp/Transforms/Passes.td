@@ -237,7 +237,9 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     the result's adjoint), explicit rules for element-wise arith and math ops on
     tensors, `linalg.softmax` (`y * (dy - sum(dy * y))`),
     `tensor.expand_shape`, `collapse_shape`, `reshape`, `extract_slice`,
-    `insert_slice`, `pad`, `concat` and `cast`, `scf.for`, whose carried
+    `insert_slice`, `pad` (a padding value read from a tensor takes the
+    sum of the adjoint over the border), `concat` and `cast`, `scf.for`,
+    whose carried
     values are saved per iteration and whose body is recomputed in the
     backward loop, `scf.while`, whose backward loop recomputes each
     iteration's start from the first (n(n+1)/2 iterations for n, in
@@ -262,8 +264,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     the loss has a gradient rule (else an error at that op), every
     output of a structured op with reduction loops on that path either
     combines by an add, mul, max or min or spans all its loops unread;
-    no padding value
-    depends on a parameter, nor does a scalar a branch reads from above or
+    no padding value depends on a parameter other than as an element read
+    from it (`tensor.extract`) at static pads, nor does a scalar a branch reads from above or
     a float scalar an `scf.while` carries;
     every callee has a body of one block and none
     calls itself; `params` name
