@@ -131,6 +131,9 @@ def run_case_checked(case_dir, args):
                if len(i.type.tensor_type.shape.dim) > 0 and
                i.type.tensor_type.shape.dim[0].dim_value > 1]
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        if args.check_gradients:
+            return check_gradients(name, op, model_path, inputs,
+                                   data_sets[:1], tmp, args)
         for data_set in data_sets:
             flags = []
             for k, info in enumerate(inputs):
@@ -177,6 +180,59 @@ def run_case_checked(case_dir, args):
     return name, op, "passed", ""
 
 
+# Why a case has no training step to check: no float argument, a result
+# no loss is made from, or parameters of two float types.
+NOT_TRAINABLE = ("the first result is not a float tensor", "has no parameters",
+                 "the parameters have different element types",
+                 "at these inputs; give inputs inside")
+
+
+def input_flags(inputs, data_set, tmp, floats):
+    """--input flags giving the data set's inputs: all but the floats, and
+    the floats of rank at most `floats`."""
+    flags = []
+    for k, info in enumerate(inputs):
+        path = os.path.join(data_set, "input_%d.pb" % k)
+        if not os.path.exists(path):
+            continue
+        value = load_tensor(path)
+        if value.dtype.kind == "f" and value.ndim > floats:
+            continue
+        npy = os.path.join(tmp, "input_%d.npy" % k)
+        np.save(npy, value)
+        flags.append("%s=%s" % (info.name, npy))
+    return flags
+
+
+def check_gradients(name, op, model_path, inputs, data_sets, tmp, args):
+    """sbp-run --check-gradients: every float argument's gradient against
+    central finite differences of the loss, at random float inputs (the
+    data sets' own sit on kinks and jumps by design: ReLU's and Floor's at
+    0 and 2) and the first data set's others (indices, shapes, axes); where
+    the import needs their values, the data set's float scalars and
+    vectors too (Resize's scales, OneHot's depth, Pad's value)."""
+    if name in args.expected:
+        return name, op, "skipped", "fails without gradients"
+    for floats in (-1, 1):
+        flags = input_flags(inputs, data_sets[0], tmp, floats)
+        cmd = [args.run, model_path, "--check-gradients"] + [
+            "--input=" + f for f in flags]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            return name, op, "failed", "gradients: timed out"
+        output = proc.stderr + proc.stdout
+        if proc.returncode != 2 or any(s in output for s in NOT_TRAINABLE):
+            break
+    if proc.returncode == 0:
+        return name, op, "passed", ""
+    if proc.returncode == 2 and any(s in output for s in NOT_TRAINABLE):
+        return name, op, "skipped", "no training step: " + first_line(output)
+    return name, op, "failed", "gradients: exit %d: %s" % (
+        proc.returncode, first_line(output))
+
+
 def write_markdown(path, results):
     """The per-op table of docs/onnx.md: cases whose ops are all imported."""
     per_op = {}
@@ -211,10 +267,22 @@ def main():
     parser.add_argument("--expected-failures", default="")
     parser.add_argument("--markdown", default="")
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--check-gradients", action="store_true",
+                        help="check each case's gradients against finite "
+                        "differences instead of its outputs")
     args = parser.parse_args()
     args.ranks = [int(r) for r in args.ranks.split(",")]
     if args.workdir:
         os.makedirs(args.workdir, exist_ok=True)
+
+    expected = set()
+    if args.expected_failures:
+        with open(args.expected_failures) as f:
+            for line in f:
+                line = line.split("#")[0].strip()
+                if line:
+                    expected.add(line)
+    args.expected = expected
 
     cases = sorted(d for d in glob.glob(os.path.join(args.data, "test_*"))
                    if re.search(args.filter, os.path.basename(d)))
@@ -224,13 +292,6 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda c: run_case(c, args), cases))
 
-    expected = set()
-    if args.expected_failures:
-        with open(args.expected_failures) as f:
-            for line in f:
-                line = line.split("#")[0].strip()
-                if line:
-                    expected.add(line)
     status = 0
     for name, op, result, reason in results:
         if result == "failed":
@@ -246,8 +307,12 @@ def main():
     failed = sum(1 for r in results if r[2] == "failed")
     skipped = sum(1 for r in results if r[2] == "skipped")
     rate = 100.0 * passed / max(passed + failed, 1)
-    print("onnx node tests on ranks %s: %.1f%% of %d imported cases pass" %
-          (",".join(map(str, args.ranks)), rate, passed + failed))
+    if args.check_gradients:
+        print("onnx node tests, gradients: %.1f%% of %d trainable cases pass"
+              % (rate, passed + failed))
+    else:
+        print("onnx node tests on ranks %s: %.1f%% of %d imported cases pass"
+              % (",".join(map(str, args.ranks)), rate, passed + failed))
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     if args.markdown:
         write_markdown(args.markdown, results)
