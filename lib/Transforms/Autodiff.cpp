@@ -589,44 +589,60 @@ void Differentiator::markVaried(ArrayRef<Value> seeds, Block &block) {
   }
 }
 
-/// The sum of `dy`, the adjoint of `pad`'s result, over the elements that
-/// `pad` adds (outside the source's slice): one reduction over every loop.
-Value buildPaddingAdjoint(OpBuilder &b, tensor::PadOp pad, Value dy) {
-  Location loc = pad.getLoc();
-  auto type = cast<RankedTensorType>(dy.getType());
-  MLIRContext *ctx = pad.getContext();
+/// The sum of the elements of `tensor` (one reduction over every loop), of
+/// those only where `kept`, given the loops' indices, is true when given.
+Value sumElements(
+    OpBuilder &b, Location loc, Value tensor,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> kept = nullptr) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  MLIRContext *ctx = b.getContext();
   auto scalarType = RankedTensorType::get({}, type.getElementType());
   AffineMap all = AffineMap::getMultiDimIdentityMap(type.getRank(), ctx);
   AffineMap none = AffineMap::get(type.getRank(), 0, ctx);
   auto sum = linalg::GenericOp::create(
-      b, loc, TypeRange{scalarType}, ValueRange{dy},
+      b, loc, TypeRange{scalarType}, ValueRange{tensor},
       ValueRange{createFilledTensor(b, loc, scalarType, 0)},
       ArrayRef<AffineMap>{all, none},
       SmallVector<utils::IteratorType>(type.getRank(),
                                        utils::IteratorType::reduction),
       [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
-        Value inside = arith::ConstantIntOp::create(nb, bodyLoc, 1, 1);
-        for (auto [dim, low, size] : llvm::enumerate(
-                 pad.getStaticLow(), pad.getSourceType().getShape())) {
-          Value at = linalg::IndexOp::create(nb, bodyLoc, dim);
-          Value from = arith::CmpIOp::create(
-              nb, bodyLoc, arith::CmpIPredicate::sge, at,
-              arith::ConstantIndexOp::create(nb, bodyLoc, low));
-          Value to = arith::CmpIOp::create(
-              nb, bodyLoc, arith::CmpIPredicate::slt, at,
-              arith::ConstantIndexOp::create(nb, bodyLoc, low + size));
-          inside = arith::AndIOp::create(
-              nb, bodyLoc, inside,
-              arith::AndIOp::create(nb, bodyLoc, from, to));
+        Value element = args[0];
+        if (kept) {
+          SmallVector<Value> indices;
+          for (int64_t dim = 0; dim < type.getRank(); ++dim)
+            indices.push_back(linalg::IndexOp::create(nb, bodyLoc, dim));
+          element = arith::SelectOp::create(
+              nb, bodyLoc, kept(nb, bodyLoc, indices), element,
+              getConstant(nb, bodyLoc, element.getType(), 0));
         }
-        Value added = arith::SelectOp::create(
-            nb, bodyLoc, inside, getConstant(nb, bodyLoc, args[0].getType(), 0),
-            args[0]);
         linalg::YieldOp::create(
             nb, bodyLoc,
-            arith::AddFOp::create(nb, bodyLoc, args[1], added).getResult());
+            arith::AddFOp::create(nb, bodyLoc, args[1], element).getResult());
       });
   return tensor::ExtractOp::create(b, loc, sum.getResult(0), ValueRange{});
+}
+
+/// The sum of `dy`, the adjoint of `pad`'s result, over the elements that
+/// `pad` adds (outside the source's slice).
+Value buildPaddingAdjoint(OpBuilder &b, tensor::PadOp pad, Value dy) {
+  return sumElements(
+      b, pad.getLoc(), dy,
+      [&](OpBuilder &nb, Location loc, ValueRange indices) -> Value {
+        Value inside = arith::ConstantIntOp::create(nb, loc, 1, 1);
+        for (auto [at, low, size] : llvm::zip(indices, pad.getStaticLow(),
+                                              pad.getSourceType().getShape())) {
+          Value from = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::sge, at,
+              arith::ConstantIndexOp::create(nb, loc, low));
+          Value to = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::slt, at,
+              arith::ConstantIndexOp::create(nb, loc, low + size));
+          inside = arith::AndIOp::create(
+              nb, loc, inside, arith::AndIOp::create(nb, loc, from, to));
+        }
+        return arith::XOrIOp::create(
+            nb, loc, inside, arith::ConstantIntOp::create(nb, loc, 1, 1));
+      });
 }
 
 void Differentiator::accumulate(Value value, Value adjoint) {
@@ -812,22 +828,15 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         SetVector<Value> captured;
         getUsedValuesDefinedAbove(o.getRegion(), captured);
         if (llvm::any_of(captured, [&](Value v) { return isVaried(v); })) {
-          // A constant padding value read from a tensor (ONNX Pad's
-          // constant_value) at static pads: that element takes the sum of
-          // the adjoint over the padded elements.
+          // One padding value at static pads (ONNX Pad's constant_value):
+          // it takes the sum of the adjoint over the padded elements.
           Value value = o.getConstantPaddingValue();
-          auto read = value ? value.getDefiningOp<tensor::ExtractOp>()
-                            : tensor::ExtractOp();
-          if (!read || !o.getLow().empty())
+          if (!value || !o.getLow().empty())
             return o.emitError("sbp-make-train-step: no gradient for a "
                                "padding value computed from the parameters "
-                               "other than an element read from them");
-          accumulate(
-              read.getTensor(),
-              tensor::InsertOp::create(
-                  b, loc, buildPaddingAdjoint(b, o, dy),
-                  createFilledTensor(b, loc, read.getTensor().getType(), 0),
-                  read.getIndices()));
+                               "that varies over the border or pads of "
+                               "dynamic size");
+          accumulate(value, buildPaddingAdjoint(b, o, dy));
         }
         SmallVector<OpFoldResult> sizes, strides;
         for (int64_t size : o.getSourceType().getShape()) {
@@ -857,6 +866,32 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case([&](AnnotateOp o) {
         accumulate(o.getInput(), dy);
+        return success();
+      })
+      .Case([&](tensor::ExtractOp o) {
+        // Zero but at the element read.
+        accumulate(o.getTensor(),
+                   tensor::InsertOp::create(
+                       b, loc, dy,
+                       createFilledTensor(b, loc, o.getTensor().getType(), 0),
+                       o.getIndices()));
+        return success();
+      })
+      .Case([&](tensor::SplatOp o) {
+        accumulate(o.getInput(), sumElements(b, loc, dy));
+        return success();
+      })
+      .Case([&](tensor::FromElementsOp o) {
+        ArrayRef<int64_t> shape = o.getType().getShape();
+        for (auto [k, element] : llvm::enumerate(o.getElements())) {
+          SmallVector<Value> indices(shape.size());
+          for (int64_t dim = shape.size() - 1, rest = k; dim >= 0; --dim) {
+            indices[dim] =
+                arith::ConstantIndexOp::create(b, loc, rest % shape[dim]);
+            rest /= shape[dim];
+          }
+          accumulate(element, tensor::ExtractOp::create(b, loc, dy, indices));
+        }
         return success();
       })
       .Default([&](Operation *) -> LogicalResult {
@@ -929,10 +964,16 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isVaried(operand.get()))
       continue;
-    if (!isa<RankedTensorType>(operand.get().getType()))
-      return op.emitError("sbp-make-train-step: no gradient for the scalar "
-                          "operand #")
-             << operand.getOperandNumber();
+    if (!isa<RankedTensorType>(operand.get().getType())) {
+      // A scalar input (a fill's value): the sum over every iteration,
+      // built as for a tensor of rank 0.
+      accumulate(operand.get(), tensor::ExtractOp::create(
+                                    b, op.getLoc(),
+                                    buildStructuredAdjoint(op, dys, reductions,
+                                                           &operand, nullptr),
+                                    ValueRange{}));
+      continue;
+    }
     if (op.isDpsInit(&operand) && reduces) {
       unsigned init = operand.getOperandNumber() - op.getNumDpsInputs();
       Operation *combiner = reductions[init].combiner;
@@ -1245,8 +1286,11 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
   // loop that another dimension reads already (a diagonal) — gets a loop of
   // its own, whose iterations add their adjoint only where its index is
   // the one read.
-  auto targetType = cast<RankedTensorType>(
-      operand ? operand->get().getType() : extract.getTensor().getType());
+  Type target =
+      operand ? operand->get().getType() : extract.getTensor().getType();
+  auto targetType = dyn_cast<RankedTensorType>(target);
+  if (!targetType)
+    targetType = RankedTensorType::get({}, target);
   SmallVector<AffineExpr> exprs;
   SmallVector<bool> dropped;
   SmallVector<int64_t> keptShape;

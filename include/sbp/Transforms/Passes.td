@@ -234,11 +234,14 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     that the payload writes and does not read take the yielded value's); a tensor read inside a
     payload gets a one-hot contraction, a plain
     gather such as an embedding the matrix product of the ids' one-hot with
-    the result's adjoint), explicit rules for element-wise arith and math ops on
-    tensors, `linalg.softmax` (`y * (dy - sum(dy * y))`),
-    `tensor.expand_shape`, `collapse_shape`, `reshape`, `extract_slice`,
-    `insert_slice`, `pad` (a padding value read from a tensor takes the
-    sum of the adjoint over the border), `concat` and `cast`, `scf.for`,
+    the result's adjoint; a scalar input, such as a fill's value, the sum
+    over every iteration), explicit rules for element-wise arith and math
+    ops on tensors and scalars, `linalg.softmax` (`y * (dy - sum(dy *
+    y))`), `tensor.expand_shape`, `collapse_shape`, `reshape`,
+    `extract_slice`, `insert_slice`, `pad` (a padding value the same at
+    every position takes the sum of the adjoint over the border), `concat`,
+    `cast`, `extract` (zero but at the element), `splat` (the sum) and
+    `from_elements` (the elements), `scf.for`,
     whose carried
     values are saved per iteration and whose body is recomputed in the
     backward loop, `scf.while`, whose backward loop recomputes each
@@ -264,8 +267,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     the loss has a gradient rule (else an error at that op), every
     output of a structured op with reduction loops on that path either
     combines by an add, mul, max or min or spans all its loops unread;
-    no padding value depends on a parameter other than as an element read
-    from it (`tensor.extract`) at static pads, nor does a scalar a branch reads from above or
+    no padding value that depends on a parameter varies over the border
+    or has pads of dynamic size, nor does a scalar a branch reads from above or
     a float scalar an `scf.while` carries;
     every callee has a body of one block and none
     calls itself; `params` name
