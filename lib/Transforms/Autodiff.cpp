@@ -22,6 +22,7 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -58,6 +59,13 @@ Value getConstant(OpBuilder &b, Location loc, Type type, double value) {
     return arith::ConstantOp::create(b, loc,
                                      DenseElementsAttr::get(shaped, attr));
   return arith::ConstantOp::create(b, loc, attr);
+}
+
+/// The zero adjoint of a value of `type`: a filled tensor, or a scalar.
+Value createZeros(OpBuilder &b, Location loc, Type type) {
+  if (auto tensorType = dyn_cast<RankedTensorType>(type))
+    return createFilledTensor(b, loc, tensorType, 0);
+  return getConstant(b, loc, type, 0);
 }
 
 /// Whether `op`, inside a payload or on tensors, has a rule below.
@@ -531,11 +539,9 @@ private:
   /// A branch on a condition: the same branch backward, each side
   /// recomputing its forward ops and differentiating them.
   LogicalResult differentiateIf(scf::IfOp op);
-  /// The varied tensors that `op`'s regions read from above, whose adjoints
-  /// the regions' backward sums; an error naming `reader` for a varied
-  /// scalar.
-  FailureOr<SmallVector<Value>> getVariedCaptures(Operation *op,
-                                                  StringRef reader);
+  /// The varied values (tensors and scalars) that `op`'s regions read from
+  /// above, whose adjoints the regions' backward sums.
+  SmallVector<Value> getVariedCaptures(Operation *op);
   /// The structured op computing the adjoint of the input or init
   /// `operand` of `op` (`extract` null), or of the tensor that `extract`
   /// reads inside its payload: whatever its indices (loops, constants,
@@ -654,7 +660,48 @@ void Differentiator::accumulate(Value value, Value adjoint) {
                 : adjoint;
 }
 
+/// Makes the float scalars that `op`'s payload reads from above (other than
+/// constants) inputs of its own, read at every iteration, so that their
+/// adjoints are built as any scalar input's: the sum over the iterations.
+void captureScalarInputs(linalg::LinalgOp op) {
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(op->getRegions(), above);
+  SmallVector<Value> scalars;
+  for (Value value : above)
+    if (isa<FloatType>(value.getType()) && !matchPattern(value, m_Constant()))
+      scalars.push_back(value);
+  if (scalars.empty())
+    return;
+  IRRewriter rewriter(op.getContext());
+  rewriter.setInsertionPoint(op);
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic)
+    generic = *linalg::generalizeNamedOp(rewriter, op);
+  unsigned numInputs = generic.getNumDpsInputs();
+  SmallVector<Value> inputs(generic.getInputs());
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  Block *body = generic.getBody();
+  for (auto [k, scalar] : llvm::enumerate(scalars)) {
+    inputs.push_back(scalar);
+    maps.insert(maps.begin() + numInputs + k,
+                AffineMap::get(generic.getNumLoops(), 0, op.getContext()));
+    BlockArgument argument =
+        body->insertArgument(numInputs + k, scalar.getType(), scalar.getLoc());
+    rewriter.replaceUsesWithIf(scalar, argument, [&](OpOperand &use) {
+      return generic->isProperAncestor(use.getOwner());
+    });
+  }
+  auto replacement = linalg::GenericOp::create(
+      rewriter, generic.getLoc(), generic.getResultTypes(), inputs,
+      generic.getOutputs(), maps, generic.getIteratorTypesArray());
+  replacement->setDiscardableAttrs(generic->getDiscardableAttrDictionary());
+  replacement.getRegion().takeBody(generic.getRegion());
+  rewriter.replaceOp(generic, replacement);
+}
+
 void Differentiator::prepare(ArrayRef<Value> seeds, Block &block) {
+  for (auto op : llvm::make_early_inc_range(block.getOps<linalg::LinalgOp>()))
+    captureScalarInputs(op);
   markVaried(seeds, block);
   SmallVector<Operation *> loops;
   for (Operation &op : block)
@@ -1048,14 +1095,7 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
       adjoint = buildStructuredAdjoint(op, dys, reductions, nullptr, extract);
     accumulate(extract.getTensor(), adjoint);
   });
-  // Scalars from above the payload that vary would need a reduction of
-  // their own adjoint over every loop.
-  SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegions(), captured);
-  for (Value value : captured)
-    if (isVaried(value) && !isa<TensorType>(value.getType()))
-      return op.emitError("sbp-make-train-step: no gradient for a scalar "
-                          "defined outside the payload");
+  // Scalars the payload reads from above are inputs (prepare()).
   return success();
 }
 
@@ -1515,21 +1555,11 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
 
 } // namespace
 
-FailureOr<SmallVector<Value>>
-Differentiator::getVariedCaptures(Operation *op, StringRef reader) {
+SmallVector<Value> Differentiator::getVariedCaptures(Operation *op) {
   SetVector<Value> above;
   getUsedValuesDefinedAbove(op->getRegions(), above);
-  SmallVector<Value> captured;
-  for (Value value : above) {
-    if (!isVaried(value))
-      continue;
-    if (!isa<RankedTensorType>(value.getType()))
-      return op->emitError("sbp-make-train-step: no gradient for a scalar "
-                           "that ")
-             << reader << " reads from above";
-    captured.push_back(value);
-  }
-  return captured;
+  return llvm::filter_to_vector(above,
+                                [&](Value value) { return isVaried(value); });
 }
 
 LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
@@ -1542,11 +1572,7 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
   int64_t trips = loop.getStaticTripCount()->getSExtValue();
   // The loop also carries the tapes of what it saves.
   unsigned numCarried = loop.getInitArgs().size() - saved->second.size();
-  FailureOr<SmallVector<Value>> variedCaptures =
-      getVariedCaptures(loop, "the loop body");
-  if (failed(variedCaptures))
-    return failure();
-  SmallVector<Value> captured = std::move(*variedCaptures);
+  SmallVector<Value> captured = getVariedCaptures(loop);
   // Iter args of the backward loop: the adjoints of the carried values,
   // then those of the captured tensors, summed over the iterations.
   SmallVector<Value> iterArgs;
@@ -1556,8 +1582,7 @@ LogicalResult Differentiator::differentiateLoop(scf::ForOp loop) {
     iterArgs.push_back(dy ? dy : createFilledTensor(b, loc, type, 0));
   }
   for (Value value : captured)
-    iterArgs.push_back(
-        createFilledTensor(b, loc, cast<RankedTensorType>(value.getType()), 0));
+    iterArgs.push_back(createZeros(b, loc, value.getType()));
   if (trips == 0) {
     for (unsigned k = 0; k < numCarried; ++k)
       accumulate(loop.getInitArgs()[k], getAdjoint(loop.getResult(k)));
@@ -1673,11 +1698,7 @@ LogicalResult Differentiator::differentiateWhile(scf::WhileOp loop) {
   // prepare() peels every loop whose results have adjoints.
   assert(peeledWhiles.contains(loop) && "a while loop not peeled");
   unsigned numForwarded = loop.getNumResults() - 1;
-  FailureOr<SmallVector<Value>> variedCaptures =
-      getVariedCaptures(loop, "the loop body");
-  if (failed(variedCaptures))
-    return failure();
-  SmallVector<Value> captured = std::move(*variedCaptures);
+  SmallVector<Value> captured = getVariedCaptures(loop);
   // The backward loop carries the adjoints of the forwarded tensors that
   // have them, then those of the captured tensors, summed.
   SmallVector<unsigned> carried;
@@ -1695,8 +1716,7 @@ LogicalResult Differentiator::differentiateWhile(scf::WhileOp loop) {
     iterArgs.push_back(dy ? dy : createFilledTensor(b, loc, type, 0));
   }
   for (Value value : captured)
-    iterArgs.push_back(
-        createFilledTensor(b, loc, cast<RankedTensorType>(value.getType()), 0));
+    iterArgs.push_back(createZeros(b, loc, value.getType()));
 
   Block *after = loop.getAfterBody();
   ValueRange peeledInits = loop.getInits().take_front(numForwarded);
@@ -1758,14 +1778,8 @@ LogicalResult Differentiator::differentiateWhile(scf::WhileOp loop) {
 
 LogicalResult Differentiator::differentiateIf(scf::IfOp op) {
   Location loc = op.getLoc();
-  // Its results are tensors where they have adjoints (an op reading a
-  // scalar from a parameter has no gradient rule). The varied values either
-  // side reads from above get the adjoints.
-  FailureOr<SmallVector<Value>> variedCaptures =
-      getVariedCaptures(op, "a branch");
-  if (failed(variedCaptures))
-    return failure();
-  SmallVector<Value> captured = std::move(*variedCaptures);
+  // The varied values either side reads from above get the adjoints.
+  SmallVector<Value> captured = getVariedCaptures(op);
   if (captured.empty())
     return success();
   auto backward = scf::IfOp::create(
@@ -1803,8 +1817,7 @@ LogicalResult Differentiator::differentiateIf(scf::IfOp op) {
     }
     for (auto [i, value] : llvm::enumerate(captured))
       if (yields.size() <= i || !yields[i]) {
-        Value zeros = createFilledTensor(
-            b, loc, cast<RankedTensorType>(value.getType()), 0);
+        Value zeros = createZeros(b, loc, value.getType());
         if (yields.size() <= i)
           yields.push_back(zeros);
         else

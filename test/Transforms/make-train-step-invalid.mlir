@@ -73,40 +73,6 @@ func.func @pad(%x: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<6xf32> {
 
 // -----
 
-// A branch reads a scalar taken from a parameter: its adjoint would be a
-// sum over the branch's uses, which no rule builds.
-func.func @branch(%x: tensor<4xf32>, %w: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
-  %c0 = arith.constant 0 : index
-  %s = tensor.extract %w[%c0] : tensor<4xf32>
-  // expected-error@+1 {{sbp-make-train-step: no gradient for a scalar that a branch reads from above}}
-  %r = scf.if %c -> tensor<4xf32> {
-    %p = linalg.fill ins(%s : f32) outs(%x : tensor<4xf32>) -> tensor<4xf32>
-    scf.yield %p : tensor<4xf32>
-  } else {
-    scf.yield %w : tensor<4xf32>
-  }
-  return %r : tensor<4xf32>
-}
-
-// -----
-
-// The same for a loop body.
-func.func @loop_scalar(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
-  %s = tensor.extract %w[%c0] : tensor<4xf32>
-  // expected-error@+1 {{sbp-make-train-step: no gradient for a scalar that the loop body reads from above}}
-  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%h = %x) -> tensor<4xf32> {
-    %p = linalg.fill ins(%s : f32) outs(%h : tensor<4xf32>) -> tensor<4xf32>
-    %q = arith.mulf %p, %w : tensor<4xf32>
-    scf.yield %q : tensor<4xf32>
-  }
-  return %r : tensor<4xf32>
-}
-
-// -----
-
 func.func private @external(tensor<4xf32>) -> tensor<4xf32>
 func.func @opaque(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error@+1 {{sbp-make-train-step: cannot differentiate through the call: @external has no body of one block}}

@@ -268,8 +268,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     output of a structured op with reduction loops on that path either
     combines by an add, mul, max or min or spans all its loops unread;
     no padding value that depends on a parameter varies over the border
-    or has pads of dynamic size, nor does a scalar a branch reads from above or
-    a float scalar an `scf.while` carries;
+    or has pads of dynamic size, nor does a float scalar an `scf.while`
+    carries;
     every callee has a body of one block and none
     calls itself; `params` name
     float arguments (`argN`, `N` or an `onnx.name` or `sbp.name`), and

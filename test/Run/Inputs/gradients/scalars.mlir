@@ -1,6 +1,7 @@
 // Scalars between tensors: elements read out (tensor.extract), scalar
 // arithmetic, and scalars made tensors again (tensor.splat,
-// tensor.from_elements, a fill's value, a generic's scalar input).
+// tensor.from_elements, a fill's value, a generic's scalar input, a scalar
+// a payload reads from above).
 func.func @scalars(%x: tensor<4x3xf64>, %s: tensor<2xf64>) -> tensor<4x3xf64> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -21,5 +22,11 @@ func.func @scalars(%x: tensor<4x3xf64>, %s: tensor<2xf64>) -> tensor<4x3xf64> {
     %u = arith.mulf %r, %o : f64
     linalg.yield %u : f64
   } -> tensor<4x3xf64>
-  return %y : tensor<4x3xf64>
+  %z = linalg.map ins(%y : tensor<4x3xf64>) outs(%e : tensor<4x3xf64>)
+    (%in: f64, %init: f64) {
+      %v = arith.mulf %in, %a : f64
+      %w = arith.addf %v, %in : f64
+      linalg.yield %w : f64
+    }
+  return %z : tensor<4x3xf64>
 }
