@@ -27,6 +27,7 @@ from onnx import TensorProto, helper
 
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
+I32 = TensorProto.INT32
 
 
 def model(node, inputs, output_shapes, opset=23):
@@ -172,6 +173,16 @@ def lstm_cases(rng):
         [("x", F, [4, 2, 3], normal(4, 2, 3)), ("w", F, [1, 16, 3], normal(1, 16, 3)),
          ("r", F, [1, 16, 4], normal(1, 16, 4)), ("p", F, [1, 12], normal(1, 12))],
         [[1, 2, 4]])
+    # Both directions over sequences of their own lengths (steps past one
+    # keep the states and write zeros), initial states.
+    yield ("lstm_lengths", helper.make_node(
+        "LSTM", ["x", "w", "r", "b", "n", "h0", "c0"], ["y", "yh", "yc"],
+        hidden_size=4, direction="bidirectional"),
+        [("x", F, [5, 3, 3], normal(5, 3, 3)), ("w", F, [2, 16, 3], normal(2, 16, 3)),
+         ("r", F, [2, 16, 4], normal(2, 16, 4)), ("b", F, [2, 32], normal(2, 32)),
+         ("n", I32, [3], np.array([5, 2, 4], np.int32)),
+         ("h0", F, [2, 3, 4], normal(2, 3, 4)), ("c0", F, [2, 3, 4], normal(2, 3, 4))],
+        [[5, 2, 3, 4], [2, 3, 4], [2, 3, 4]])
 
 
 def gru_rnn_cases(rng):
@@ -197,6 +208,15 @@ def gru_rnn_cases(rng):
         direction="reverse", activations=["Relu"]),
         [("x", F, [5, 2, 3], normal(5, 2, 3)), ("w", F, [1, 4, 3], normal(1, 4, 3)),
          ("r", F, [1, 4, 4], normal(1, 4, 4))], [[5, 1, 2, 4], [1, 2, 4]])
+    # A reverse GRU over sequences of their own lengths: each starts at its
+    # last step.
+    yield ("gru_lengths", helper.make_node(
+        "GRU", ["x", "w", "r", "b", "n"], ["y", "yh"], hidden_size=4,
+        direction="reverse"),
+        [("x", F, [4, 3, 3], normal(4, 3, 3)), ("w", F, [1, 12, 3], normal(1, 12, 3)),
+         ("r", F, [1, 12, 4], normal(1, 12, 4)), ("b", F, [1, 24], normal(1, 24)),
+         ("n", I32, [3], np.array([1, 4, 3], np.int32))],
+        [[4, 1, 3, 4], [1, 3, 4]])
 
 
 def batch_first_lstm(node, inputs, output_shapes, out):
@@ -287,8 +307,8 @@ def torch_lstm(out):
 
 def error_models(out):
     """Forms the expansions cannot take, each reported by node: unknown
-    shapes or ranks, a missing head count, the scores as an output,
-    sequence lengths."""
+    shapes or ranks, a missing head count, the scores as an output, the
+    LSTM's coupled input and forget gates."""
     unknown = lambda n: helper.make_tensor_value_info(n, F, None)
     known = lambda n, s: helper.make_tensor_value_info(n, F, s)
     graphs = {
@@ -308,10 +328,11 @@ def error_models(out):
             [known(n, [1, 2, 3, 4]) for n in "qkv"],
             [unknown("y"), unknown("qk")]),
     }
-    graphs["lstm_lengths"] = ([helper.make_node(
-        "LSTM", ["x", "w", "r", "", "n"], ["y"], hidden_size=2, name="rnn")],
-        [known("x", [3, 1, 2]), known("w", [1, 8, 2]), known("r", [1, 8, 2]),
-         helper.make_tensor_value_info("n", I64, [1])], [unknown("y")])
+    graphs["lstm_input_forget"] = ([helper.make_node(
+        "LSTM", ["x", "w", "r"], ["y"], hidden_size=2, input_forget=1,
+        name="rnn")],
+        [known("x", [3, 1, 2]), known("w", [1, 8, 2]), known("r", [1, 8, 2])],
+        [unknown("y")])
     for name, (nodes, inputs, outputs) in graphs.items():
         opset = 14 if name.startswith("lstm") else 23
         m = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs),

@@ -53,7 +53,8 @@ SUPPORTED = {
     "Constant", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "Shrink",
     "Pad", "InstanceNormalization", "Tile", "DepthToSpace", "SpaceToDepth",
     "Size", "EyeLike", "OneHot", "ScatterElements", "Scatter", "ScatterND",
-    "GatherND", "TopK",
+    "GatherND", "TopK", "Gelu", "GroupNormalization", "RMSNormalization",
+    "RotaryEmbedding", "Attention", "LSTM", "GRU", "RNN",
 }
 
 

@@ -565,6 +565,8 @@ onnx_import::expandAttention(const onnx::GraphProto &graph,
 ///   `g(x_t Wh^T + (r h) Rh^T + Rbh + Wbh)`, or with `linear_before_reset`
 ///   `g(x_t Wh^T + r (h Rh^T + Rbh) + Wbh)`; then `h = (1 - z) h~ + z h`;
 /// - RNN: `h = f(x_t W^T + h R^T + Wb + Rb)`.
+/// Steps at or past a batch element's `sequence_lens` keep its states and
+/// write zeros.
 std::optional<std::string>
 onnx_import::expandRecurrent(const onnx::GraphProto &graph,
                              const onnx::NodeProto &node,
@@ -583,8 +585,6 @@ onnx_import::expandRecurrent(const onnx::GraphProto &graph,
   int64_t directions = direction == "bidirectional" ? 2 : 1;
   if (getInt(node, "input_forget", 0))
     return op + " with input_forget";
-  if (!input(4).empty())
-    return op + " with sequence_lens";
   SmallVector<std::string> defaults =
       lstm  ? SmallVector<std::string>{"Sigmoid", "Tanh", "Tanh"}
       : gru ? SmallVector<std::string>{"Sigmoid", "Tanh"}
@@ -620,7 +620,17 @@ onnx_import::expandRecurrent(const onnx::GraphProto &graph,
   Expansion e(node, StringRef(op).lower(), out);
   auto axis = [](int64_t a) { return Expansion::intAttr("axis", a); };
   std::string zeros;
-  if (input(5).empty() || (lstm && input(6).empty()))
+  // With sequence_lens, step t of a batch element at or past its length
+  // keeps the states and outputs zeros (a reverse direction so starts at
+  // the element's last step).
+  std::string lengths;
+  if (!input(4).empty())
+    lengths =
+        e.add("Unsqueeze",
+              {e.add("Cast", {input(4)},
+                     {Expansion::intAttr("to", onnx::TensorProto::INT64)}),
+               e.ints({1})});
+  if (input(5).empty() || (lstm && input(6).empty()) || !lengths.empty())
     zeros = e.add("Cast", {e.add("ConstantOfShape", {e.ints({batch, hidden})})},
                   {Expansion::intAttr("to", type)});
   std::string one = gru ? e.floatAs(1, type) : std::string();
@@ -676,6 +686,7 @@ onnx_import::expandRecurrent(const onnx::GraphProto &graph,
     for (int64_t k = 0; k < steps; ++k) {
       int64_t t = reverse ? steps - 1 - k : k;
       std::string xt = e.add("Gather", {x, e.scalar(t)}, {axis(layout)});
+      std::string previousH = h, previousC = c;
       if (gru) {
         auto gate = [&](int g) {
           return add(add(e.add("Add", {e.add("MatMul", {xt, wGates[g]}),
@@ -719,7 +730,15 @@ onnx_import::expandRecurrent(const onnx::GraphProto &graph,
           h = e.add("Mul", {activate(0, put), activate(2, c)});
         }
       }
-      byTime[t] = e.add("Unsqueeze", {h, e.ints({0})});
+      std::string written = h;
+      if (!lengths.empty()) {
+        std::string active = e.add("Less", {e.scalar(t), lengths});
+        h = e.add("Where", {active, h, previousH});
+        if (lstm)
+          c = e.add("Where", {active, c, previousC});
+        written = e.add("Where", {active, h, zeros});
+      }
+      byTime[t] = e.add("Unsqueeze", {written, e.ints({0})});
     }
     // [steps, 1, batch, hidden].
     outputs.push_back(
