@@ -54,7 +54,8 @@ SUPPORTED = {
     "Pad", "InstanceNormalization", "Tile", "DepthToSpace", "SpaceToDepth",
     "Size", "EyeLike", "OneHot", "ScatterElements", "Scatter", "ScatterND",
     "GatherND", "TopK", "Gelu", "GroupNormalization", "RMSNormalization",
-    "RotaryEmbedding", "Attention", "LSTM", "GRU", "RNN",
+    "RotaryEmbedding", "Attention", "LSTM", "GRU", "RNN", "LRN",
+    "MeanVarianceNormalization", "Hardmax",
 }
 
 

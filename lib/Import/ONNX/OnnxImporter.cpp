@@ -468,6 +468,7 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
     addWindowConverters(converters);
     addResizeConverters(converters);
     addLossConverters(converters);
+    addNormalizeConverters(converters);
     return converters;
   }();
   if (failed(checkOps(graph, opset, table)) || failed(setUpInputs(graph)))

@@ -90,6 +90,7 @@ void addContractionConverters(ConverterTable &table);
 void addWindowConverters(ConverterTable &table);
 void addResizeConverters(ConverterTable &table);
 void addLossConverters(ConverterTable &table);
+void addNormalizeConverters(ConverterTable &table);
 
 /// The MLIR element type of an ONNX element type, or null.
 Type getElementType(MLIRContext *context, int32_t onnxType);
