@@ -31,7 +31,7 @@ def main(out):
         # Two unsupported ops: the error lists both.
         "unsupported": model(
             [helper.make_node("NonZero", ["x"], ["nz"], name="find"),
-             helper.make_node("Hardmax", ["x"], ["v"], name="best")],
+             helper.make_node("Unique", ["x"], ["v"], name="distinct")],
             [vi("x", [4])],
             [vi("nz", None, TensorProto.INT64), vi("v", None)]),
         "opset18": model([helper.make_node("Relu", ["x"], ["y"])],
