@@ -305,6 +305,16 @@ def torch_lstm(out):
     return export(tagger, x, "torch_lstm", out)
 
 
+def upsample_cases(rng):
+    # Upsample of opset 7, its scales an attribute: nearest and linear
+    # (Resize of opset 10 under its former name).
+    x = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    for mode in ("nearest", "linear"):
+        yield ("upsample_%s" % mode, helper.make_node(
+            "Upsample", ["x"], ["y"], mode=mode, scales=[1.0, 1.0, 2.0, 3.0]),
+            [("x", F, [1, 2, 3, 4], x)], [[1, 2, 6, 12]])
+
+
 def error_models(out):
     """Forms the expansions cannot take, each reported by node: unknown
     shapes or ranks, a missing head count, the scores as an output, the
@@ -382,12 +392,14 @@ def main():
     all_cases += attention_cases(np.random.default_rng(1))
     all_cases += lstm_cases(np.random.default_rng(2))
     all_cases += gru_rnn_cases(np.random.default_rng(3))
+    all_cases += upsample_cases(np.random.default_rng(4))
     error_models(out)
     failed = 0
     for name, node, inputs, output_shapes in all_cases:
         m = model(node, inputs, output_shapes,
                   18 if name.endswith("_18")
-                  else 14 if name.startswith(("lstm", "gru", "rnn")) else 23)
+                  else 14 if name.startswith(("lstm", "gru", "rnn"))
+                  else 7 if name.startswith("upsample") else 23)
         path = os.path.join(out, name + ".onnx")
         onnx.save(m, path)
         if name == "group_norm_18":

@@ -55,7 +55,7 @@ SUPPORTED = {
     "Size", "EyeLike", "OneHot", "ScatterElements", "Scatter", "ScatterND",
     "GatherND", "TopK", "Gelu", "GroupNormalization", "RMSNormalization",
     "RotaryEmbedding", "Attention", "LSTM", "GRU", "RNN", "LRN",
-    "MeanVarianceNormalization", "Hardmax",
+    "MeanVarianceNormalization", "Hardmax", "Upsample",
 }
 
 

@@ -95,12 +95,15 @@ LogicalResult convertResize(NodeImporter &n) {
       n.getOpset() < 11
           ? "asymmetric"
           : n.stringAttr("coordinate_transformation_mode", "half_pixel");
-  // Opset 10: (X, scales); since 11: (X, roi, scales, sizes).
+  // Opset 10 (and Upsample 9): (X, scales); since 11: (X, roi, scales,
+  // sizes); Upsample before 9: the scales an attribute.
   unsigned scalesInput = n.getOpset() < 11 ? 1 : 2;
   SmallVector<double> scales;
   SmallVector<int64_t> sizes;
-  if (DenseElementsAttr given = n.constantInput(scalesInput);
-      given && given.getNumElements() > 0) {
+  if (std::optional<SmallVector<float>> given = n.floatsAttr("scales")) {
+    scales.assign(given->begin(), given->end());
+  } else if (DenseElementsAttr given = n.constantInput(scalesInput);
+             given && given.getNumElements() > 0) {
     for (const APFloat &v : given.getValues<APFloat>())
       scales.push_back(v.convertToDouble());
   } else if (n.getOpset() >= 11 && n.hasInput(3)) {
@@ -203,4 +206,6 @@ LogicalResult convertResize(NodeImporter &n) {
 
 void onnx_import::addResizeConverters(ConverterTable &table) {
   table["Resize"] = convertResize;
+  // Resize of opset 10 under its former name (opsets 7 to 9).
+  table["Upsample"] = convertResize;
 }
