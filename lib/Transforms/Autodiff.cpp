@@ -400,6 +400,8 @@ struct Reduction {
   Operation *combiner;
   Value zeros = {}, nonzeroProduct = {};
   Value lastWriter = {};
+  /// For a max or min: per element, how many partials and inits equal it.
+  Value ties = {};
 };
 
 /// The ops of the payload `body` that `root` is computed from.
@@ -549,6 +551,20 @@ private:
   Value buildStructuredAdjoint(linalg::LinalgOp op, ArrayRef<Value> dys,
                                ArrayRef<Reduction> reductions,
                                OpOperand *operand, tensor::ExtractOp extract);
+  /// A reduction over `op`'s loops into tensors of result `result`'s type,
+  /// starting from `inits`: its payload recomputes the partial that
+  /// `combiner` folds into that result and `combine` adds it to the
+  /// accumulators, given `extra` (read at the result's map) too.
+  ValueRange buildPartialReduction(
+      linalg::LinalgOp op, unsigned result, Operation *combiner,
+      ValueRange inits, ValueRange extra,
+      function_ref<SmallVector<Value>(OpBuilder &, Location, Value partial,
+                                      ValueRange extra,
+                                      ValueRange accumulators)>
+          combine);
+  /// For result `result` of the max or min reduction `op`: per element,
+  /// the count of partials and inits equal to it, which share its adjoint.
+  Value buildTies(linalg::LinalgOp op, unsigned result, Operation *combiner);
   /// The zero count and nonzero product of result `result` of the product
   /// reduction `op`, whose combiner is `combiner`.
   std::pair<Value, Value> buildProductFactors(linalg::LinalgOp op,
@@ -1006,6 +1022,12 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
     if (auto select = dyn_cast_or_null<arith::SelectOp>(reduction.combiner);
         select && dys[r])
       reduction.lastWriter = buildLastWriter(op, r, select);
+    // Partials (and the init) equal to a max or min share its adjoint: a
+    // max of k copies of one value passes it the adjoint once.
+    if (isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+                        arith::MinNumFOp>(reduction.combiner) &&
+        dys[r])
+      reduction.ties = buildTies(op, r, reduction.combiner);
   }
 
   for (OpOperand &operand : op->getOpOperands()) {
@@ -1032,29 +1054,30 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
         accumulate(operand.get(), dys[init]);
         continue;
       }
-      // Otherwise an element-wise op of the result's adjoint and two
-      // tensors of its shape: where the result is the init (max and min),
-      // or the product of the partials, zero where one of them is; where no
-      // iteration overwrote the init.
+      // Otherwise an element-wise op of the result's adjoint and tensors of
+      // its shape: where the result is the init, shared with the partials
+      // equal to it (max and min), or the product of the partials, zero
+      // where one of them is; where no iteration overwrote the init.
       bool product = isa<arith::MulFOp>(combiner);
       bool overwrite = isa<arith::SelectOp>(combiner);
       auto type = cast<RankedTensorType>(dys[init].getType());
       AffineMap identity =
           AffineMap::getMultiDimIdentityMap(type.getRank(), op.getContext());
-      SmallVector<Value, 2> factors = {reductions[init].zeros,
+      SmallVector<Value, 3> factors = {reductions[init].zeros,
                                        reductions[init].nonzeroProduct};
       if (overwrite)
         factors = {reductions[init].lastWriter, reductions[init].lastWriter};
       else if (!product)
-        factors = {op->getResult(init), operand.get()};
+        factors = {op->getResult(init), operand.get(), reductions[init].ties};
+      SmallVector<Value> inputs = {dys[init]};
+      llvm::append_range(inputs, factors);
       accumulate(
           operand.get(),
           linalg::GenericOp::create(
-              b, op.getLoc(), TypeRange{type},
-              ValueRange{dys[init], factors[0], factors[1]},
+              b, op.getLoc(), TypeRange{type}, inputs,
               ValueRange{tensor::EmptyOp::create(
                   b, op.getLoc(), type.getShape(), type.getElementType())},
-              SmallVector<AffineMap>(4, identity),
+              SmallVector<AffineMap>(inputs.size() + 1, identity),
               SmallVector<utils::IteratorType>(type.getRank(),
                                                utils::IteratorType::parallel),
               [&](OpBuilder &nb, Location loc, ValueRange args) {
@@ -1075,8 +1098,9 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
                 } else {
                   Value kept = arith::CmpFOp::create(
                       nb, loc, arith::CmpFPredicate::OEQ, args[1], args[2]);
-                  adjoint =
-                      arith::SelectOp::create(nb, loc, kept, args[0], zero);
+                  adjoint = arith::SelectOp::create(
+                      nb, loc, kept,
+                      arith::DivFOp::create(nb, loc, args[0], args[3]), zero);
                 }
                 linalg::YieldOp::create(nb, loc, adjoint);
               })
@@ -1102,10 +1126,12 @@ LogicalResult Differentiator::differentiateStructured(linalg::LinalgOp op) {
 // Dividing the result by a partial would be wrong where that partial is
 // zero (and lose the others' product there), so a product's adjoints come
 // from the count of zero partials and the product of the nonzero ones.
-std::pair<Value, Value>
-Differentiator::buildProductFactors(linalg::LinalgOp op, unsigned result,
-                                    Operation *combiner) {
-  Location loc = op.getLoc();
+ValueRange Differentiator::buildPartialReduction(
+    linalg::LinalgOp op, unsigned result, Operation *combiner, ValueRange inits,
+    ValueRange extra,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange,
+                                    ValueRange)>
+        combine) {
   Block *body = op.getBlock();
   unsigned numInputs = op.getNumDpsInputs();
   Value partial =
@@ -1113,41 +1139,94 @@ Differentiator::buildProductFactors(linalg::LinalgOp op, unsigned result,
           ? combiner->getOperand(1)
           : combiner->getOperand(0);
   llvm::SmallPtrSet<Operation *, 8> needed = getPayloadSlice(body, partial);
-  auto type = cast<RankedTensorType>(op->getResult(result).getType());
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (OpOperand *input : op.getDpsInputOperands()) {
     inputs.push_back(input->get());
     maps.push_back(op.getMatchingIndexingMap(input));
   }
+  llvm::append_range(inputs, extra);
   AffineMap resultMap = op.getIndexingMapMatchingResult(op->getResult(result));
-  maps.append(2, resultMap);
-  auto factors = linalg::GenericOp::create(
-      b, loc, TypeRange{type, type}, inputs,
-      ValueRange{createFilledTensor(b, loc, type, 0),
-                 createFilledTensor(b, loc, type, 1)},
-      maps, op.getIteratorTypesArray(),
-      [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
-        IRMapping mapping;
-        for (unsigned i = 0; i < numInputs; ++i)
-          mapping.map(body->getArgument(i), args[i]);
-        for (Operation &inner : body->without_terminator())
-          if (needed.contains(&inner))
-            nb.clone(inner, mapping);
-        Value p = mapping.lookupOrDefault(partial);
+  maps.append(extra.size() + inits.size(), resultMap);
+  return linalg::GenericOp::create(
+             b, op.getLoc(), inits.getTypes(), inputs, inits, maps,
+             op.getIteratorTypesArray(),
+             [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+               IRMapping mapping;
+               for (unsigned i = 0; i < numInputs; ++i)
+                 mapping.map(body->getArgument(i), args[i]);
+               for (Operation &inner : body->without_terminator())
+                 if (needed.contains(&inner))
+                   nb.clone(inner, mapping);
+               linalg::YieldOp::create(
+                   nb, bodyLoc,
+                   combine(nb, bodyLoc, mapping.lookupOrDefault(partial),
+                           args.slice(numInputs, extra.size()),
+                           args.take_back(inits.size())));
+             })
+      .getResults();
+}
+
+Value Differentiator::buildTies(linalg::LinalgOp op, unsigned result,
+                                Operation *combiner) {
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(op->getResult(result).getType());
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(type.getRank(), op.getContext());
+  auto equalOne = [](OpBuilder &nb, Location l, Value x, Value y) -> Value {
+    Value equal = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, x, y);
+    return arith::SelectOp::create(nb, l, equal,
+                                   getConstant(nb, l, x.getType(), 1),
+                                   getConstant(nb, l, x.getType(), 0));
+  };
+  // The init counts where the result is the init.
+  Value initTies =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{type},
+          ValueRange{op->getResult(result), op.getDpsInits()[result]},
+          ValueRange{tensor::EmptyOp::create(b, loc, type.getShape(),
+                                             type.getElementType())},
+          SmallVector<AffineMap>(3, identity),
+          SmallVector<utils::IteratorType>(type.getRank(),
+                                           utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            linalg::YieldOp::create(nb, l, equalOne(nb, l, args[0], args[1]));
+          })
+          .getResult(0);
+  return buildPartialReduction(
+      op, result, combiner, initTies, op->getResult(result),
+      [&](OpBuilder &nb, Location l, Value partial, ValueRange extra,
+          ValueRange counts) -> SmallVector<Value> {
+        return {arith::AddFOp::create(nb, l, counts[0],
+                                      equalOne(nb, l, partial, extra[0]))};
+      })[0];
+}
+
+std::pair<Value, Value>
+Differentiator::buildProductFactors(linalg::LinalgOp op, unsigned result,
+                                    Operation *combiner) {
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(op->getResult(result).getType());
+  ValueRange factors = buildPartialReduction(
+      op, result, combiner,
+      {createFilledTensor(b, loc, type, 0),
+       createFilledTensor(b, loc, type, 1)},
+      {},
+      [](OpBuilder &nb, Location bodyLoc, Value p, ValueRange,
+         ValueRange accumulators) -> SmallVector<Value> {
         Value zero = getConstant(nb, bodyLoc, p.getType(), 0);
         Value one = getConstant(nb, bodyLoc, p.getType(), 1);
         Value isZero = arith::CmpFOp::create(
             nb, bodyLoc, arith::CmpFPredicate::OEQ, p, zero);
         Value count = arith::AddFOp::create(
-            nb, bodyLoc, args[numInputs],
+            nb, bodyLoc, accumulators[0],
             arith::SelectOp::create(nb, bodyLoc, isZero, one, zero));
         Value product = arith::MulFOp::create(
-            nb, bodyLoc, args[numInputs + 1],
+            nb, bodyLoc, accumulators[1],
             arith::SelectOp::create(nb, bodyLoc, isZero, one, p));
-        linalg::YieldOp::create(nb, bodyLoc, ValueRange{count, product});
+        return {count, product};
       });
-  return {factors.getResult(0), factors.getResult(1)};
+  return {factors[0], factors[1]};
 }
 
 Value Differentiator::buildLastWriter(linalg::LinalgOp op, unsigned result,
@@ -1420,6 +1499,8 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
                                     reductions[r].nonzeroProduct});
     if (reduces && reductions[r].lastWriter)
       inputs.push_back(reductions[r].lastWriter);
+    if (reduces && reductions[r].ties)
+      inputs.push_back(reductions[r].ties);
     maps.resize(inputs.size(), map);
   }
   maps.push_back(AffineMap::get(numAllLoops, 0, exprs, ctx));
@@ -1499,12 +1580,14 @@ Value Differentiator::buildStructuredAdjoint(linalg::LinalgOp op,
         dy = arith::MulFOp::create(
             b, bodyLoc, dy, arith::MulFOp::create(b, bodyLoc, init, others));
       } else if (!isa<arith::AddFOp>(combiner)) {
-        // The elements equal to the maximum (minimum) take its adjoint.
+        // The elements equal to the maximum (minimum) share its adjoint.
         Value result = args[numInputs + r];
         Value isExtreme = arith::CmpFOp::create(
             b, bodyLoc, arith::CmpFPredicate::OEQ, partial, result);
-        dy = arith::SelectOp::create(b, bodyLoc, isExtreme, dy,
-                                     getConstant(b, bodyLoc, dy.getType(), 0));
+        dy = arith::SelectOp::create(
+            b, bodyLoc, isExtreme,
+            arith::DivFOp::create(b, bodyLoc, dy, args[dySlots[r] + 1]),
+            getConstant(b, bodyLoc, dy.getType(), 0));
       }
       add(partial, dy);
     }

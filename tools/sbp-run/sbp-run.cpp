@@ -11,7 +11,9 @@
 #include "Calibrate.h"
 #include "Program.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -198,6 +200,40 @@ cl::opt<std::string>
              cl::init("auto"), cl::cat(category));
 
 /// A usage or input error: exit code 2.
+/// Reports, at their locations, the elements read or written at constant
+/// indices outside their tensors' static shapes, which would reach outside
+/// the buffers at run time.
+LogicalResult checkConstantIndices(ModuleOp module) {
+  bool outside = false;
+  module.walk([&](Operation *op) {
+    Value tensor;
+    OperandRange indices = op->getOperands();
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+      tensor = extract.getTensor();
+      indices = extract.getIndices();
+    } else if (auto insert = dyn_cast<tensor::InsertOp>(op)) {
+      tensor = insert.getDest();
+      indices = insert.getIndices();
+    } else {
+      return;
+    }
+    auto type = cast<RankedTensorType>(tensor.getType());
+    for (auto [dim, index] : llvm::enumerate(indices)) {
+      APInt value;
+      if (type.isDynamicDim(dim) || !matchPattern(index, m_ConstantInt(&value)))
+        continue;
+      if (value.isNegative() || value.sge(type.getDimSize(dim))) {
+        op->emitError() << "index " << value.getSExtValue()
+                        << " is out of bounds for dimension " << dim
+                        << " of size " << type.getDimSize(dim);
+        outside = true;
+        return;
+      }
+    }
+  });
+  return failure(outside);
+}
+
 int usage(const llvm::Twine &message) {
   llvm::errs() << "sbp-run: " << message << "\n";
   return 2;
@@ -385,6 +421,8 @@ int Runner::load() {
   if (stablehlo && mlir::sbp::isStablehloModule(*module) &&
       failed(mlir::sbp::importStablehlo(*module)))
     return usage("cannot import the StableHLO program " + inputFile);
+  if (failed(checkConstantIndices(*module)))
+    return 2;
   return 0;
 }
 

@@ -228,7 +228,8 @@ def SbpMakeTrainStepPass : Pass<"sbp-make-train-step", "ModuleOp"> {
     dimension read at a constant or at a loop that another of its
     dimensions reads (a diagonal), adding only where that loop's index is
     the one read; a reduction's partial gets the result's
-    adjoint for a sum, where it equals the result for a max or min, and
+    adjoint for a sum, where it equals the result for a max or min (shared
+    among the equal partials and init, which one more reduction counts), and
     times the product of the others for a product, from a count of its
     zero partials and the product of the rest (outputs over all the loops
     that the payload writes and does not read take the yielded value's); a tensor read inside a
