@@ -24,10 +24,12 @@ def tensor_type(shape):
 
 
 class Program:
-    def __init__(self, seed):
+    def __init__(self, seed, extended=False):
         self.r = random.Random(seed)
         self.lines = []
         self.count = 0
+        self.extended = extended
+        self.args = []
 
     def new(self):
         self.count += 1
@@ -46,9 +48,70 @@ class Program:
                   (fill, scalar, empty, t, t))
         return fill
 
+    def argument(self, shape):
+        """A new argument of `shape` (a convolution's filter)."""
+        name = "%%a%d" % len(self.args)
+        self.args.append((name, shape))
+        return name
+
+    def extended_step(self, values):
+        """Convolutions, pooling and loops over images [N, C, H, W]."""
+        r = self.r
+        images = [v for v in values if len(v[1]) == 4]
+        n, s = r.choice(images[-2:])
+        t = tensor_type(s)
+        kind = r.choice(["conv", "conv", "pool", "loop"])
+        if kind == "conv":
+            if s[2] < 3 or s[3] < 3:
+                return None
+            filters = r.choice([2, 3])
+            stride = r.choice([1, 2]) if s[2] >= 5 and s[3] >= 5 else 1
+            weight = self.argument([filters, s[1], 3, 3])
+            out = [s[0], filters, (s[2] - 3) // stride + 1,
+                   (s[3] - 3) // stride + 1]
+            init, o = self.filled(out, "0.0"), self.new()
+            self.emit("%s = linalg.conv_2d_nchw_fchw {dilations = dense<1> : "
+                      "tensor<2xi64>, strides = dense<%d> : tensor<2xi64>} "
+                      "ins(%s, %s : %s, %s) outs(%s : %s) -> %s" %
+                      (o, stride, n, weight, t,
+                       tensor_type([filters, s[1], 3, 3]), init,
+                       tensor_type(out), tensor_type(out)))
+            return o, out
+        if kind == "pool":
+            if s[2] < 2 or s[3] < 2:
+                return None
+            maximum = r.random() < 0.5
+            out = [s[0], s[1], s[2] - 1, s[3] - 1]
+            init = self.filled(out, "0xFFF0000000000000" if maximum else "0.0")
+            window, o = self.new(), self.new()
+            self.emit("%s = tensor.empty() : tensor<2x2xf64>" % window)
+            self.emit("%s = linalg.pooling_nchw_%s {dilations = dense<1> : "
+                      "tensor<2xi64>, strides = dense<1> : tensor<2xi64>} "
+                      "ins(%s, %s : %s, tensor<2x2xf64>) outs(%s : %s) -> %s" %
+                      (o, "max" if maximum else "sum", n, window, t, init,
+                       tensor_type(out), tensor_type(out)))
+            return o, out
+        # A loop of two or three layers, each reading a value from above.
+        m = r.choice([v for v in values if v[1] == s])[0]
+        lower, upper, one = self.new(), self.new(), self.new()
+        h, product, bounded, o = (self.new() for _ in range(4))
+        self.emit("%s = arith.constant 0 : index" % lower)
+        self.emit("%s = arith.constant %d : index" % (upper, r.choice([2, 3])))
+        self.emit("%s = arith.constant 1 : index" % one)
+        self.emit("%s = scf.for %%i%s = %s to %s step %s iter_args(%s = %s) -> "
+                  "(%s) {\n    %s = arith.mulf %s, %s : %s\n    %s = math.tanh "
+                  "%s : %s\n    %s = arith.addf %s, %s : %s\n    scf.yield %s : "
+                  "%s\n  }" % (o, o[2:], lower, upper, one, h, n, t, product,
+                                h, m, t, bounded, product, t, h + "_next",
+                                bounded, h, t, h + "_next", t))
+        return o, s
+
     def step(self, values):
         """Appends one op; its result and shape, or None."""
         r = self.r
+        if self.extended and r.random() < 0.5 and any(
+                len(v[1]) == 4 for v in values):
+            return self.extended_step(values)
         n, s = r.choice(values[-3:]) if r.random() < 0.7 else r.choice(values)
         t = tensor_type(s)
         same = [v for v in values if v[1] == s]
@@ -229,18 +292,20 @@ class Program:
 
     def text(self):
         r = self.r
-        args = []
-        for i in range(r.randint(2, 4)):
-            shape = [r.choice([2, 4, 6, 8]) for _ in range(r.choice([1, 2, 2, 3]))]
-            args.append(("%%a%d" % i, shape))
-        values = list(args)
+        for _ in range(r.randint(2, 4)):
+            self.argument([r.choice([2, 4, 6, 8])
+                           for _ in range(r.choice([1, 2, 2, 3]))])
+        if self.extended:
+            self.argument([2, r.choice([1, 2, 3]), r.choice([5, 6, 7]),
+                           r.choice([5, 6, 8])])
+        values = list(self.args)
         for _ in range(r.randint(4, 10)):
             made = self.step(values)
             if made:
                 values.append(made)
         result, shape = values[-1]
         return "func.func @f(%s) -> %s {\n  %s\n  return %s : %s\n}\n" % (
-            ", ".join("%s: %s" % (a, tensor_type(s)) for a, s in args),
+            ", ".join("%s: %s" % (a, tensor_type(s)) for a, s in self.args),
             tensor_type(shape), "\n  ".join(self.lines), result,
             tensor_type(shape))
 
@@ -249,12 +314,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", required=True)
     parser.add_argument("--seeds", default="1-40", help="first-last")
+    parser.add_argument("--images", action="store_true",
+                        help="also an image argument [N, C, H, W] and "
+                        "convolutions, pooling and loops over images")
     parser.add_argument("dir")
     args = parser.parse_args()
     first, last = map(int, args.seeds.split("-"))
     failed = 0
     for seed in range(first, last + 1):
-        text = Program(seed).text()
+        text = Program(seed, args.images).text()
         path = "%s/p%d.mlir" % (args.dir, seed)
         with open(path, "w") as f:
             f.write(text)
