@@ -664,7 +664,7 @@ NodeConverter convertSoftmax(bool log) {
 /// and the reciprocal standard deviation, as layer and instance
 /// normalization compute them.
 struct Moments {
-  Value mean, centered, invStdDev;
+  Value mean, centered, variance, invStdDev;
 };
 
 Moments getMoments(OpBuilder &b, Location loc, Value x,
@@ -678,9 +678,9 @@ Moments getMoments(OpBuilder &b, Location loc, Value x,
                        [](OpBuilder &nb, Location l, ValueRange a) {
                          return Value(arith::MulFOp::create(nb, l, a[0], a[0]));
                        });
-  Value variance = reduce(b, loc, squares, axes, true, Reduce::Mean);
+  m.variance = reduce(b, loc, squares, axes, true, Reduce::Mean);
   m.invStdDev =
-      buildElementwise(b, loc, {variance}, element,
+      buildElementwise(b, loc, {m.variance}, element,
                        [&](OpBuilder &nb, Location l, ValueRange a) {
                          Value eps = createScalar(nb, l, element, epsilon);
                          return Value(math::RsqrtOp::create(
@@ -762,6 +762,36 @@ LogicalResult convertInstanceNorm(NodeImporter &n) {
   return success();
 }
 
+/// MeanVarianceNormalization: `(x - mean) / (sqrt(variance) + 1e-9)` over
+/// `axes` (default [0, 2, 3]).
+LogicalResult convertMeanVarianceNorm(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0);
+  if (!type || !isFloat(type.getElementType()))
+    return n.error("needs a floating-point input");
+  SmallVector<int64_t> axes;
+  for (int64_t axis :
+       n.intsAttr("axes").value_or(SmallVector<int64_t>{0, 2, 3})) {
+    std::optional<int64_t> normalized = normalizeAxis(axis, type.getRank());
+    if (!normalized)
+      return n.error("axis " + Twine(axis) + " out of range");
+    if (!llvm::is_contained(axes, *normalized))
+      axes.push_back(*normalized);
+  }
+  OpBuilder &b = n.builder();
+  Location loc = n.getLoc();
+  Type element = type.getElementType();
+  Moments m = getMoments(b, loc, n.input(0), axes, 0);
+  n.setOutput(0, buildElementwise(
+                     b, loc, {m.centered, m.variance}, element,
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       Value deviation = arith::AddFOp::create(
+                           nb, l, math::SqrtOp::create(nb, l, a[1]),
+                           createScalar(nb, l, element, 1e-9));
+                       return arith::DivFOp::create(nb, l, a[0], deviation);
+                     }));
+  return success();
+}
+
 } // namespace
 
 Value onnx_import::softmax(OpBuilder &b, Location loc, Value input,
@@ -825,6 +855,7 @@ NodeConverter classify(
 
 void onnx_import::addElementwiseConverters(ConverterTable &table) {
   table["InstanceNormalization"] = convertInstanceNorm;
+  table["MeanVarianceNormalization"] = convertMeanVarianceNorm;
   table["And"] = logicalBinary<arith::AndIOp>();
   table["Or"] = logicalBinary<arith::OrIOp>();
   table["Xor"] = logicalBinary<arith::XOrIOp>();

@@ -1,9 +1,9 @@
-//===- NormalizeOps.cpp - ONNX ops that normalize over a window or axes ---===//
+//===- NormalizeOps.cpp - ONNX LRN and Hardmax ----------------------------===//
 //
-// LRN (a sum of squares over neighbouring channels), MeanVarianceNormalization
-// and Hardmax, as structured ops: a window over channels is a reduction loop
-// read at `c + k` of the zero-padded squares, as a convolution's, so its
-// SBP rules and gradient come from its indexing maps.
+// LRN (a sum of squares over neighbouring channels) and Hardmax, as
+// structured ops: a window over channels is a reduction loop read at
+// `c + k` of the zero-padded squares, as a convolution's, so its SBP rules
+// and gradient come from its indexing maps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,62 +87,6 @@ LogicalResult convertLrn(NodeImporter &n) {
                        Value power = math::PowFOp::create(
                            nb, l, base, createScalar(nb, l, element, beta));
                        return arith::DivFOp::create(nb, l, a[0], power);
-                     }));
-  return success();
-}
-
-/// `(x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9)` over `axes` (default
-/// [0, 2, 3]).
-LogicalResult convertMeanVarianceNorm(NodeImporter &n) {
-  RankedTensorType type = n.inputType(0);
-  if (!type || !isFloat(type.getElementType()))
-    return n.error("needs a floating-point input");
-  SmallVector<int64_t> axes;
-  for (int64_t axis :
-       n.intsAttr("axes").value_or(SmallVector<int64_t>{0, 2, 3})) {
-    std::optional<int64_t> normalized = normalizeAxis(axis, type.getRank());
-    if (!normalized)
-      return n.error("axis " + Twine(axis) + " out of range");
-    axes.push_back(*normalized);
-  }
-  llvm::sort(axes);
-  axes.erase(llvm::unique(axes), axes.end());
-  OpBuilder &b = n.builder();
-  Location loc = n.getLoc();
-  Type element = type.getElementType();
-  int64_t count = 1;
-  for (int64_t axis : axes)
-    count *= type.getDimSize(axis);
-  auto mean = [&](Value x) {
-    Value sum =
-        buildReduction(b, loc, x, axes, /*keepDims=*/true, 0,
-                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         return arith::AddFOp::create(nb, l, a[0], a[1]);
-                       });
-    return buildElementwise(
-        b, loc, {sum}, element,
-        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          return arith::DivFOp::create(nb, l, a[0],
-                                       createScalar(nb, l, element, count));
-        });
-  };
-  Value centered =
-      buildElementwise(b, loc, {n.input(0), mean(n.input(0))}, element,
-                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         return arith::SubFOp::create(nb, l, a[0], a[1]);
-                       });
-  Value variance = mean(
-      buildElementwise(b, loc, {centered}, element,
-                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         return arith::MulFOp::create(nb, l, a[0], a[0]);
-                       }));
-  n.setOutput(0, buildElementwise(
-                     b, loc, {centered, variance}, element,
-                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       Value deviation = arith::AddFOp::create(
-                           nb, l, math::SqrtOp::create(nb, l, a[1]),
-                           createScalar(nb, l, element, 1e-9));
-                       return arith::DivFOp::create(nb, l, a[0], deviation);
                      }));
   return success();
 }
@@ -233,6 +177,5 @@ LogicalResult convertHardmax(NodeImporter &n) {
 
 void onnx_import::addNormalizeConverters(ConverterTable &table) {
   table["LRN"] = convertLrn;
-  table["MeanVarianceNormalization"] = convertMeanVarianceNorm;
   table["Hardmax"] = convertHardmax;
 }
