@@ -199,7 +199,6 @@ cl::opt<std::string>
                       "--sbp-make-train-step)"),
              cl::init("auto"), cl::cat(category));
 
-/// A usage or input error: exit code 2.
 /// Reports, at their locations, the elements read or written at constant
 /// indices outside their tensors' static shapes, which would reach outside
 /// the buffers at run time.
@@ -234,6 +233,7 @@ LogicalResult checkConstantIndices(ModuleOp module) {
   return failure(outside);
 }
 
+/// A usage or input error: exit code 2.
 int usage(const llvm::Twine &message) {
   llvm::errs() << "sbp-run: " << message << "\n";
   return 2;
@@ -1029,6 +1029,14 @@ int Runner::checkGradients(const EntryPoint &program,
              });
   double tol = tolFlag >= 0 ? tolFlag.getValue() : f64 ? 1e-6 : 2e-2;
   double roundoff = std::ldexp(1.0, f64 ? -53 : -24);
+  /// The loss with parameter `i` moved by `shift` times `direction`.
+  auto lossAt = [&](int64_t i, ArrayRef<double> direction, double shift,
+                    double &value) {
+    std::vector<NpyArray> shifted = inputs, ignored;
+    for (int64_t k = 0, e = direction.size(); k < e; ++k)
+      setElement(shifted[i], k, element(inputs[i], k) + shift * direction[k]);
+    return step(shifted, ignored, value);
+  };
   /// One estimate of the derivative along a direction, and what rounding
   /// the loss (once, to its type) alone makes of it.
   struct Estimate {
@@ -1045,10 +1053,7 @@ int Runner::checkGradients(const EntryPoint &program,
     double moved[4], largest = std::abs(loss);
     for (int side = 0; side < sides; ++side) {
       double shift = (side % 2 ? -epsilon : epsilon) / (side < 2 ? 1 : 2);
-      std::vector<NpyArray> shifted = inputs, ignored;
-      for (int64_t k = 0, e = direction.size(); k < e; ++k)
-        setElement(shifted[i], k, element(inputs[i], k) + shift * direction[k]);
-      if (int status = step(shifted, ignored, moved[side]))
+      if (int status = lossAt(i, direction, shift, moved[side]))
         return status;
       largest = std::max(largest, std::abs(moved[side]));
     }
@@ -1074,14 +1079,9 @@ int Runner::checkGradients(const EntryPoint &program,
     double values[kPoints];
     for (int j = 0; j < kPoints; ++j) {
       double shift = (j - kPoints / 2) * epsilon;
-      if (shift == 0) {
+      if (shift == 0)
         values[j] = loss;
-        continue;
-      }
-      std::vector<NpyArray> shifted = inputs, ignored;
-      for (int64_t k = 0, e = direction.size(); k < e; ++k)
-        setElement(shifted[i], k, element(inputs[i], k) + shift * direction[k]);
-      if (int status = step(shifted, ignored, values[j]))
+      else if (int status = lossAt(i, direction, shift, values[j]))
         return status;
     }
     for (int order = 0; order < kOrder; ++order)
