@@ -137,14 +137,7 @@ def run_case_checked(case_dir, args):
             return check_gradients(name, op, model_path, inputs,
                                    data_sets[:1], tmp, args)
         for data_set in data_sets:
-            flags = []
-            for k, info in enumerate(inputs):
-                path = os.path.join(data_set, "input_%d.pb" % k)
-                if not os.path.exists(path):
-                    continue
-                npy = os.path.join(tmp, "input_%d.npy" % k)
-                np.save(npy, load_tensor(path))
-                flags.append("%s=%s" % (info.name, npy))
+            flags = input_flags(inputs, data_set, tmp)
             for ranks in args.ranks:
                 program = model_path
                 if ranks > 1:
@@ -183,22 +176,24 @@ def run_case_checked(case_dir, args):
 
 
 # Why a case has no training step to check: no float argument, a result
-# no loss is made from, or parameters of two float types.
+# no loss is made from, parameters of two float types, or a loss that is
+# not a number at the inputs.
 NOT_TRAINABLE = ("the first result is not a float tensor", "has no parameters",
                  "the parameters have different element types",
                  "at these inputs; give inputs inside")
 
 
-def input_flags(inputs, data_set, tmp, floats):
-    """--input flags giving the data set's inputs: all but the floats, and
-    the floats of rank at most `floats`."""
+def input_flags(inputs, data_set, tmp, floats=None):
+    """--input flags giving the data set's inputs (saved as .npy in `tmp`):
+    all of them, or, where `floats` is given, the floats of rank at most
+    `floats` and the others."""
     flags = []
     for k, info in enumerate(inputs):
         path = os.path.join(data_set, "input_%d.pb" % k)
         if not os.path.exists(path):
             continue
         value = load_tensor(path)
-        if value.dtype.kind == "f" and value.ndim > floats:
+        if floats is not None and value.dtype.kind == "f" and value.ndim > floats:
             continue
         npy = os.path.join(tmp, "input_%d.npy" % k)
         np.save(npy, value)
