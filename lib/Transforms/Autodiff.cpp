@@ -14,7 +14,8 @@
 // and whose body is recomputed from them in the backward loop (Chen et
 // al.'s checkpointing at layer boundaries), and scf.while, whose trip count
 // is not known when the backward is built, so nothing is saved and each
-// iteration's start is recomputed from the first.
+// iteration's start is recomputed from the first. No gradient flows
+// through the results of an op marked `sbp.stop_gradient`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -604,7 +605,8 @@ void Differentiator::markVaried(ArrayRef<Value> seeds, Block &block) {
       depends =
           llvm::any_of(captured, [&](Value v) { return varied.contains(v); });
     }
-    if (depends)
+    // Constants to differentiation end the path from the seeds.
+    if (depends && !op.hasAttr(SbpDialect::getStopGradientAttrName()))
       for (Value result : op.getResults())
         if (isFloatLike(result.getType()))
           varied.insert(result);

@@ -103,6 +103,9 @@ Value buildCrossEntropy(OpBuilder &b, Location loc, Value y, Value labels) {
       [](OpBuilder &nb, Location l, ValueRange args) -> Value {
         return arith::MaximumFOp::create(nb, l, args[0], args[1]);
       });
+  // Log-sum-exp does not change with the shift: its gradient is zero there.
+  max.getDefiningOp()->setAttr(SbpDialect::getStopGradientAttrName(),
+                               b.getUnitAttr());
   Value sum = buildStructured(
       b, loc, rank, lead, {y, max}, {all, rows}, rowType, rows, 0,
       [](OpBuilder &nb, Location l, ValueRange args) -> Value {

@@ -45,6 +45,7 @@ struct SbpStripPass : public sbp::impl::SbpStripPassBase<SbpStripPass> {
       op->removeAttr(SbpDialect::getResultShardingsAttrName());
       op->removeAttr(SbpDialect::getStageAttrName());
       op->removeAttr(SbpDialect::getTrainStepAttrName());
+      op->removeAttr(SbpDialect::getStopGradientAttrName());
       auto func = dyn_cast<FunctionOpInterface>(op);
       if (!func)
         return;

@@ -41,13 +41,19 @@ func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
 
 // Integer tokens make the loss a cross-entropy against integer labels;
 // the embedding's gradient is the matrix product of the tokens' one-hot
-// [2, 3, 5] with the lookup's adjoint, summed over the tokens.
+// [2, 3, 5] with the lookup's adjoint, summed over the tokens. The row
+// maximum that the loss subtracts is a constant to differentiation, so
+// nothing compares elements with it (a max's backward counts its ties).
 // CHECK-LABEL: func.func @lm_train_step(
 // CHECK-SAME: %{{.*}}: tensor<2x3xi64> {sbp.name = "labels"})
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
-// CHECK: arith.maximumf
+// CHECK-NOT: arith.cmpf
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} {{.*}} attrs = {sbp.stop_gradient}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.maximumf
+// CHECK-NOT: arith.cmpf
 // CHECK: math.exp
 // CHECK: math.log
+// CHECK-NOT: arith.cmpf
 // CHECK: %[[ONEHOT:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<2x3xi64>) outs(%{{.*}} : tensor<2x3x5xf32>)
 // CHECK: linalg.index 2
 // CHECK: arith.cmpi eq
@@ -56,6 +62,7 @@ func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
 // CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[OUT:.*]]: f32):
 // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
 // CHECK-NEXT: arith.addf %[[OUT]], %[[P]] : f32
+// CHECK-NOT: arith.cmpf
 #tok = affine_map<(b, s, d) -> (b, s)>
 #out = affine_map<(b, s, d) -> (b, s, d)>
 func.func @lm(%ids: tensor<2x3xi64>, %table: tensor<5x4xf32>) -> tensor<2x3x4xf32> {
@@ -427,6 +434,35 @@ func.func @diagonal(%w: tensor<4x4xf32>, %v: tensor<4x3xf32>) -> tensor<f32> {
     %t = math.tanh %a : f32
     %p = arith.mulf %t, %c : f32
     %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+// No gradient flows through an op marked sbp.stop_gradient: the weight's
+// gradient is the product's with the negation read as a constant, and the
+// negation has no adjoint (which would be another arith.negf).
+// CHECK-LABEL: func.func @detached_train_step(
+// CHECK-SAME: %[[X:.*]]: tensor<8x4xf32> {sbp.name = "arg0"}, %[[W:.*]]: tensor<4xf32> {sbp.name = "arg1"})
+// CHECK: %[[S:.*]] = arith.negf %[[W]] {sbp.stop_gradient} : tensor<4xf32>
+// CHECK-NOT: arith.negf
+// CHECK: %[[G:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[X]], %[[S]], %{{.*}} : tensor<8x4xf32>, tensor<4xf32>, tensor<f32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK-NOT: arith.negf
+// CHECK: linalg.generic {{.*}} ins(%[[W]], %[[G]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK-NOT: arith.negf
+// CHECK: return
+func.func @detached(%x: tensor<8x4xf32>, %w: tensor<4xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %s = arith.negf %w {sbp.stop_gradient} : tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%x, %w, %s : tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %q = arith.mulf %p, %c : f32
+    %r = arith.addf %o, %q : f32
     linalg.yield %r : f32
   } -> tensor<f32>
   return %y : tensor<f32>

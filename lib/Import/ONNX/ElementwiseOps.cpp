@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "sbp/Import/SortBuilders.h"
 #include <cfloat>
 
@@ -348,6 +349,13 @@ Value combine(OpBuilder &b, Location loc, Reduce kind, Value x, Value acc) {
   return nullptr;
 }
 
+/// Makes `value` a constant to differentiation: the row maximum that a
+/// softmax or log-sum-exp subtracts, which its result does not depend on.
+void stopGradient(OpBuilder &b, Value value) {
+  value.getDefiningOp()->setAttr(SbpDialect::getStopGradientAttrName(),
+                                 b.getUnitAttr());
+}
+
 /// Reduces over `axes` (any order, negative allowed), dividing by the count
 /// for a mean.
 Value reduce(OpBuilder &b, Location loc, Value input, SmallVector<int64_t> axes,
@@ -428,6 +436,7 @@ Value reduceComposite(OpBuilder &b, Location loc, Value input,
   case Composite::LogSumExp: {
     // log(sum(exp(x - max))) + max: no exponential overflows.
     Value max = reduce(b, loc, input, over, /*keepDims=*/true, Reduce::Max);
+    stopGradient(b, max);
     Value exp = buildElementwise(
         b, loc, {input, max},
         cast<RankedTensorType>(input.getType()).getElementType(),
@@ -798,6 +807,7 @@ Value onnx_import::softmax(OpBuilder &b, Location loc, Value input,
                            int64_t axis, bool log) {
   Type element = cast<RankedTensorType>(input.getType()).getElementType();
   Value max = reduce(b, loc, input, {axis}, true, Reduce::Max);
+  stopGradient(b, max);
   Value shifted = subtract(b, loc, input, max);
   Value exp = buildElementwise(b, loc, {shifted}, element,
                                [](OpBuilder &nb, Location l, ValueRange a) {

@@ -407,6 +407,22 @@ func.func @stage(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @stop_gradient_value(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'sbp.stop_gradient' must be a unit attribute of an op with results}}
+  %y = arith.negf %x {sbp.stop_gradient = true} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @stop_gradient_no_results(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.stop_gradient' must be a unit attribute of an op with results}}
+  "test.sink"(%x) {sbp.stop_gradient} : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'sbp.source' on argument #0 must be {input = N [, micro_batch_dim = D | offset = O]}, {stage = S, result = R}, {backward = S, result = R}, {gradient = J} or {saved = J} with non-negative integers}}
 func.func @source_form(%x: tensor<4xf32> {sbp.source = {stage = 0 : i64}}) {
   return

@@ -289,6 +289,13 @@ LogicalResult SbpDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be a non-negative integer on an op";
     return success();
   }
+  if (name == getStopGradientAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || op->getNumResults() == 0)
+      return op->emitError()
+             << "'" << name
+             << "' must be a unit attribute of an op with results";
+    return success();
+  }
   bool isOperands = name == getOperandShardingsAttrName();
   if (!isOperands && name != getResultShardingsAttrName())
     return op->emitError() << "unknown sbp attribute '" << name

@@ -81,6 +81,15 @@ def Sbp_Dialect : Dialect {
     function's arguments are inputs and `{gradient = J}`: the `J`-th
     parameter gradient its backward returns, summed over the micro-batches.
 
+    `sbp.stop_gradient` (a unit attribute) on an op makes its results
+    constants to differentiation (`sbp-make-train-step`, and the backward
+    of a training pipeline's stages): no gradient flows through them into
+    the op's operands, as `jax.lax.stop_gradient` and PyTorch's `detach`.
+    sbp sets it on the row maximum that a softmax, log-softmax,
+    log-sum-exp or cross-entropy subtracts to keep `exp` in range, whose
+    derivative there is exactly zero, so that the backward does not spend
+    reductions over the whole tensor to compute that zero.
+
     Constraints on these attributes: `sbp.sharding` is an `#sbp.nd` valid
     for the argument or result type and only appears on function arguments
     and results; `sbp.operands` and `sbp.results` are arrays with one
@@ -88,7 +97,8 @@ def Sbp_Dialect : Dialect {
     value; `sbp.stage` is a non-negative integer; `sbp.source` is one of its
     seven forms with non-negative integers, a `micro_batch_dim` within the
     argument's rank and an `offset` only on an argument whose dimension 0
-    is static; `sbp.pipeline` is on a module, names functions of
+    is static; `sbp.stop_gradient` is a unit attribute of an op with
+    results; `sbp.pipeline` is on a module, names functions of
     it as stages and a mesh of it whose first axis is their number, has a
     positive `micro_batches`, a known schedule and outputs naming existing
     stage (or, with `update`, update) results, several only when
@@ -138,6 +148,11 @@ def Sbp_Dialect : Dialect {
     /// arguments are parameters and optimizer state.
     static constexpr ::llvm::StringLiteral getTrainStepAttrName() {
       return "sbp.train_step";
+    }
+    /// Name of the unit op attribute making the op's results constants to
+    /// differentiation.
+    static constexpr ::llvm::StringLiteral getStopGradientAttrName() {
+      return "sbp.stop_gradient";
     }
     /// Name of the argument attribute naming a value of a training step
     /// (an optimizer state, the labels).
