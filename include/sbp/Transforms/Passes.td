@@ -733,9 +733,9 @@ def SbpStripPass : Pass<"sbp-strip", "ModuleOp"> {
   let summary = "Remove meshes and layout attributes before lowering to LLVM";
   let description = [{
     Once a program is partitioned (or was never distributed), its meshes and
-    `sbp.*` layout, pipeline, training-step and stop-gradient attributes only
-    describe it; this pass removes them so
-    that the program can be lowered and translated to LLVM. The
+    `sbp.*` layout, pipeline, training-step and stop-gradient attributes
+    only describe it; this pass removes them so that the program can be
+    lowered and translated to LLVM. The
     logical-level ops `sbp.annotate` and `sbp.boxing` leave the value they
     describe unchanged, so they are replaced by their operand: a logical
     program runs as it is on one rank. The ops that compute (collectives,
