@@ -65,19 +65,39 @@ Value constant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
+/// The type a loss over values of `element` accumulates in: f32 for 16-bit
+/// floats, as mixed-precision training computes its losses (PyTorch's
+/// autocast, Megatron-LM's cross-entropy on `logits.float()`): a bf16 sum
+/// of thousands of terms stops growing once each term is below its last
+/// place.
+Type getLossType(Type element) {
+  if (element.getIntOrFloatBitWidth() < 32)
+    return Float32Type::get(element.getContext());
+  return element;
+}
+
+/// `value` (a payload's scalar) in `type`.
+Value widen(OpBuilder &b, Location loc, Value value, Type type) {
+  return value.getType() == type
+             ? value
+             : arith::ExtFOp::create(b, loc, type, value).getResult();
+}
+
 /// The mean of `(y - target)^2` as a tensor of rank 0.
 Value buildMeanSquaredError(OpBuilder &b, Location loc, Value y, Value target) {
   auto type = cast<RankedTensorType>(y.getType());
   MLIRContext *ctx = b.getContext();
   int64_t rank = type.getRank();
-  Type element = type.getElementType();
+  Type element = getLossType(type.getElementType());
   double scale = 1.0 / std::max<int64_t>(1, type.getNumElements());
   return buildStructured(
       b, loc, rank, 0, {y, target},
       {getIdentity(ctx, rank), getIdentity(ctx, rank)},
       RankedTensorType::get({}, element), AffineMap::get(rank, 0, {}, ctx), 0,
       [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value d = arith::SubFOp::create(nb, l, args[0], args[1]);
+        Value a = widen(nb, l, args[0], element);
+        Value t = widen(nb, l, args[1], element);
+        Value d = arith::SubFOp::create(nb, l, a, t);
         Value sq = arith::MulFOp::create(nb, l, d, d);
         Value scaled =
             arith::MulFOp::create(nb, l, sq, constant(nb, l, element, scale));
@@ -91,25 +111,27 @@ Value buildCrossEntropy(OpBuilder &b, Location loc, Value y, Value labels) {
   auto type = cast<RankedTensorType>(y.getType());
   MLIRContext *ctx = b.getContext();
   int64_t rank = type.getRank(), lead = rank - 1;
-  Type element = type.getElementType();
+  Type element = getLossType(type.getElementType());
   auto rowType = RankedTensorType::get(type.getShape().drop_back(), element);
   AffineMap all = getIdentity(ctx, rank);
   AffineMap rows =
       AffineMap::get(rank, 0, all.getResults().take_front(lead), ctx);
   // The row's maximum keeps exp() in range; log-sum-exp = m + log(sum).
   double lowest = -3.0e38;
-  Value max = buildStructured(
-      b, loc, rank, lead, {y}, {all}, rowType, rows, lowest,
-      [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        return arith::MaximumFOp::create(nb, l, args[0], args[1]);
-      });
+  Value max =
+      buildStructured(b, loc, rank, lead, {y}, {all}, rowType, rows, lowest,
+                      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                        return arith::MaximumFOp::create(
+                            nb, l, widen(nb, l, args[0], element), args[1]);
+                      });
   // Log-sum-exp does not change with the shift: its gradient is zero there.
   max.getDefiningOp()->setAttr(SbpDialect::getStopGradientAttrName(),
                                b.getUnitAttr());
   Value sum = buildStructured(
       b, loc, rank, lead, {y, max}, {all, rows}, rowType, rows, 0,
-      [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value shifted = arith::SubFOp::create(nb, l, args[0], args[1]);
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value shifted = arith::SubFOp::create(
+            nb, l, widen(nb, l, args[0], element), args[1]);
         return arith::AddFOp::create(nb, l, args[2],
                                      math::ExpOp::create(nb, l, shifted));
       });
@@ -121,7 +143,8 @@ Value buildCrossEntropy(OpBuilder &b, Location loc, Value y, Value labels) {
             arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[1]);
         Value same = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
                                            position, label);
-        Value value = arith::SelectOp::create(nb, l, same, args[0],
+        Value logit = widen(nb, l, args[0], element);
+        Value value = arith::SelectOp::create(nb, l, same, logit,
                                               constant(nb, l, element, 0));
         return arith::AddFOp::create(nb, l, args[2], value);
       });
@@ -409,7 +432,9 @@ void SbpMakeTrainStepPass::runOnOperation() {
                                              IntegerType::get(ctx, 64)));
     argAttrs.push_back(named("labels"));
   }
-  auto lossType = RankedTensorType::get({}, resultType.getElementType());
+  auto lossType = RankedTensorType::get(
+      {}, *lossKind == "result" ? resultType.getElementType()
+                                : getLossType(resultType.getElementType()));
   int64_t numParams = paramIndices->size();
   SmallVector<Type> resultTypes(argTypes.begin(),
                                 argTypes.begin() + numParams + numState);

@@ -467,3 +467,53 @@ func.func @detached(%x: tensor<8x4xf32>, %w: tensor<4xf32>) -> tensor<f32> {
   } -> tensor<f32>
   return %y : tensor<f32>
 }
+
+// -----
+
+// A loss over 16-bit floats accumulates in f32 and is returned in f32
+// (a bf16 sum of many terms stops growing once each is below its last
+// place); the gradient reaching the bf16 result is truncated back.
+// CHECK-LABEL: func.func @half_train_step(
+// CHECK-SAME: %[[W:.*]]: tensor<4x3xbf16> {sbp.name = "arg1"}, %[[X:.*]]: tensor<2x4xbf16> {sbp.name = "arg0"}, %[[T:.*]]: tensor<2x3xbf16> {sbp.name = "target"})
+// CHECK-SAME: -> (tensor<4x3xbf16>, tensor<f32>)
+// CHECK: %[[Y:.*]] = linalg.matmul
+// CHECK: %[[LOSS:.*]] = linalg.generic {{.*}} ins(%[[Y]], %[[T]] : tensor<2x3xbf16>, tensor<2x3xbf16>) outs(%{{.*}} : tensor<f32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %{{.*}}: f32):
+// CHECK-NEXT: %[[AF:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK-NEXT: %[[BF:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK-NEXT: arith.subf %[[AF]], %[[BF]] : f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: return %{{.*}}, %[[LOSS]] : tensor<4x3xbf16>, tensor<f32>
+func.func @half(%x: tensor<2x4xbf16>, %w: tensor<4x3xbf16>) -> tensor<2x3xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<2x3xbf16>
+  %z = linalg.fill ins(%zero : bf16) outs(%e : tensor<2x3xbf16>) -> tensor<2x3xbf16>
+  %y = linalg.matmul ins(%x, %w : tensor<2x4xbf16>, tensor<4x3xbf16>) outs(%z : tensor<2x3xbf16>) -> tensor<2x3xbf16>
+  return %y : tensor<2x3xbf16>
+}
+
+// -----
+
+// The cross-entropy of f16 logits: maximum, sum of exponentials and the
+// label's logit over f32 rows, each reading the logits widened.
+// CHECK-LABEL: func.func @half_lm_train_step(
+// CHECK-SAME: -> (tensor<5x4xf16>, tensor<f32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x4xf16>) outs(%{{.*}} : tensor<2xf32>) attrs = {sbp.stop_gradient}
+// CHECK-NEXT: ^bb0(%[[L:.*]]: f16, %[[M:.*]]: f32):
+// CHECK-NEXT: %[[LF:.*]] = arith.extf %[[L]] : f16 to f32
+// CHECK-NEXT: arith.maximumf %[[LF]], %[[M]] : f32
+// CHECK: math.exp %{{.*}} : f32
+// CHECK: outs(%{{.*}} : tensor<f32>)
+#tok = affine_map<(b, d) -> (b)>
+#out = affine_map<(b, d) -> (b, d)>
+func.func @half_lm(%ids: tensor<2xi64>, %table: tensor<5x4xf16>) -> tensor<2x4xf16> {
+  %e = tensor.empty() : tensor<2x4xf16>
+  %g = linalg.generic {indexing_maps = [#tok, #out], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<2xi64>) outs(%e : tensor<2x4xf16>) {
+  ^bb0(%id: i64, %o: f16):
+    %row = arith.index_cast %id : i64 to index
+    %col = linalg.index 1 : index
+    %v = tensor.extract %table[%row, %col] : tensor<5x4xf16>
+    linalg.yield %v : f16
+  } -> tensor<2x4xf16>
+  return %g : tensor<2x4xf16>
+}
