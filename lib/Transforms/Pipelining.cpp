@@ -19,6 +19,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
+#include "sbp/Dialect/Sbp/Utils/Casts.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Propagation.h"
 #include "sbp/Transforms/ShardingState.h"
@@ -85,16 +86,20 @@ const char *getCombineName(MicroBatchResult::Kind kind) {
 
 SmallVector<int64_t> sbp::getDefaultBatchArgs(func::FuncOp func) {
   // Dimension 0 of a batch is a parallel loop of every op that reads it
-  // (of a weight, often a reduction: the k of x * w).
-  auto isParallelRows = [](BlockArgument arg) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || type.getRank() == 0 || type.isDynamicDim(0))
-      return false;
-    bool used = false;
-    for (OpOperand &use : arg.getUses()) {
+  // (of a weight, often a reduction: the k of x * w). A copy into another
+  // element type (a master weight cast to the compute type) is the value
+  // itself: its readers count.
+  std::function<bool(Value, bool &)> readsRowsInParallel = [&](Value value,
+                                                               bool &used) {
+    for (OpOperand &use : value.getUses()) {
       auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
       if (!linalgOp)
         continue;
+      if (isElementTypeCopy(linalgOp)) {
+        if (!readsRowsInParallel(linalgOp->getResult(0), used))
+          return false;
+        continue;
+      }
       AffineMap map = linalgOp.getMatchingIndexingMap(&use);
       auto dim = dyn_cast<AffineDimExpr>(map.getResult(0));
       if (!dim || linalgOp.getIteratorTypesArray()[dim.getPosition()] !=
@@ -102,7 +107,14 @@ SmallVector<int64_t> sbp::getDefaultBatchArgs(func::FuncOp func) {
         return false;
       used = true;
     }
-    return used;
+    return true;
+  };
+  auto isParallelRows = [&](BlockArgument arg) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() == 0 || type.isDynamicDim(0))
+      return false;
+    bool used = false;
+    return readsRowsInParallel(arg, used) && used;
   };
   SmallVector<BlockArgument> rows =
       llvm::filter_to_vector(func.getArguments(), isParallelRows);

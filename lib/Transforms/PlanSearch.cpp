@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "sbp/Dialect/Sbp/Utils/Casts.h"
 #include "sbp/Transforms/SearchProblem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <cmath>
@@ -59,23 +60,11 @@ Allow sbp::getDataTensorParallel(
       parameters->insert(arg);
   // Views of a parameter, and its copies in another element type (mixed
   // precision's master weights cast to the compute type), are it.
-  auto isCast = [](Operation *op) {
-    auto generic = dyn_cast<linalg::GenericOp>(op);
-    if (!generic || generic.getNumDpsInputs() != 1 ||
-        generic.getNumParallelLoops() != generic.getNumLoops() ||
-        !llvm::all_of(generic.getIndexingMapsArray(),
-                      [](AffineMap map) { return map.isIdentity(); }))
-      return false;
-    Block &body = generic.getRegion().front();
-    return body.getOperations().size() == 2 &&
-           isa<arith::TruncFOp, arith::ExtFOp>(body.front()) &&
-           body.front().getOperand(0) == body.getArgument(0);
-  };
-  auto readsParameter = [parameters, isCast](Value value) {
+  auto readsParameter = [parameters](Value value) {
     while (Operation *op = value.getDefiningOp()) {
       if (!isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
                tensor::ExpandShapeOp, tensor::CastOp>(op) &&
-          !isCast(op))
+          !isElementTypeCopy(op))
         return false;
       value = op->getOperand(0);
     }

@@ -517,3 +517,24 @@ func.func @half_lm(%ids: tensor<2xi64>, %table: tensor<5x4xf16>) -> tensor<2x4xf
   } -> tensor<2x4xf16>
   return %g : tensor<2x4xf16>
 }
+
+// -----
+
+// A weight read only through its copy in the compute type (mixed
+// precision) is a parameter, though its rows match the batch's: the copy's
+// reader, a matmul, reduces over them.
+// CHECK-LABEL: func.func @cast_weight_train_step(
+// CHECK-SAME: %{{.*}}: tensor<8x3xf32> {sbp.name = "arg1"}, %{{.*}}: tensor<8x8xbf16> {sbp.name = "arg0"}
+#id = affine_map<(i, j) -> (i, j)>
+func.func @cast_weight(%x: tensor<8x8xbf16>, %w: tensor<8x3xf32>) -> tensor<8x3xbf16> {
+  %e = tensor.empty() : tensor<8x3xbf16>
+  %wb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<8x3xf32>) outs(%e : tensor<8x3xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x3xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %z = linalg.fill ins(%zero : bf16) outs(%e : tensor<8x3xbf16>) -> tensor<8x3xbf16>
+  %y = linalg.matmul ins(%x, %wb : tensor<8x8xbf16>, tensor<8x3xbf16>) outs(%z : tensor<8x3xbf16>) -> tensor<8x3xbf16>
+  return %y : tensor<8x3xbf16>
+}
