@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sbp/Run/Entry.h"
+#include "sbp/Runtime/Float16.h"
 #include "sbp/Runtime/Memref.h"
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +19,8 @@
 
 using namespace sbp::run;
 using nlohmann::json;
+using sbp::runtime::BFloat16;
+using sbp::runtime::Half;
 using sbp::runtime::LayoutEntry;
 using sbp::runtime::NpyArray;
 
@@ -127,6 +130,12 @@ NpyArray sbp::run::randomArray(const TensorSpec &spec,
     case SBP_I8:
       reinterpret_cast<int8_t *>(array.data.data())[i] = integer(rng);
       break;
+    case SBP_F16:
+      reinterpret_cast<Half *>(array.data.data())[i] = float(real(rng));
+      break;
+    case SBP_BF16:
+      reinterpret_cast<BFloat16 *>(array.data.data())[i] = float(real(rng));
+      break;
     }
   }
   return array;
@@ -152,6 +161,10 @@ const char *sbp::run::dtypeName(sbp_dtype dtype) {
     return "i64";
   case SBP_I8:
     return "i8";
+  case SBP_F16:
+    return "f16";
+  case SBP_BF16:
+    return "bf16";
   }
   return "?";
 }
@@ -171,6 +184,10 @@ double element(const NpyArray &array, int64_t i) {
         reinterpret_cast<const int64_t *>(array.data.data())[i]);
   case SBP_I8:
     return reinterpret_cast<const int8_t *>(array.data.data())[i];
+  case SBP_F16:
+    return reinterpret_cast<const Half *>(array.data.data())[i];
+  case SBP_BF16:
+    return reinterpret_cast<const BFloat16 *>(array.data.data())[i];
   }
   return 0;
 }

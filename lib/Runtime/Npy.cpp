@@ -1,6 +1,7 @@
 //===- Npy.cpp - Reading and writing NumPy .npy files ---------------------===//
 
 #include "sbp/Runtime/Npy.h"
+#include "sbp/Runtime/Float16.h"
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -53,7 +54,9 @@ bool parseDescr(const std::string &descr, sbp_dtype &dtype, bool &bigEndian) {
   std::string d = descr.substr(1, descr.size() - 2);
   bigEndian = d[0] == '>';
   std::string kind = d.substr(1);
-  if (kind == "f4")
+  if (kind == "f2")
+    dtype = SBP_F16;
+  else if (kind == "f4")
     dtype = SBP_F32;
   else if (kind == "f8")
     dtype = SBP_F64;
@@ -82,6 +85,11 @@ const char *descrOf(sbp_dtype dtype) {
     return "<i8";
   case SBP_I8:
     return "|i1";
+  case SBP_F16:
+    return "<f2";
+  case SBP_BF16:
+    // NumPy has no bfloat16: writeNpy widens it.
+    return "";
   }
   return "";
 }
@@ -191,6 +199,8 @@ bool sbp::runtime::readNpy(const std::string &path, NpyArray &array,
 
 bool sbp::runtime::writeNpy(const std::string &path, const NpyArray &array,
                             std::string &error) {
+  if (array.dtype == SBP_BF16)
+    return writeNpy(path, convertFloats(array, SBP_F32), error);
   std::ostringstream dict;
   dict << "{'descr': '" << descrOf(array.dtype)
        << "', 'fortran_order': False, 'shape': (";
@@ -221,4 +231,26 @@ bool sbp::runtime::writeNpy(const std::string &path, const NpyArray &array,
   if (!file)
     return fail(error, path, "write failed");
   return true;
+}
+
+NpyArray sbp::runtime::convertFloats(const NpyArray &array, sbp_dtype dtype) {
+  NpyArray result;
+  result.dtype = dtype;
+  result.shape = array.shape;
+  int64_t n = array.numElements();
+  result.data.resize(n * sbp_dtype_size(dtype));
+  for (int64_t i = 0; i < n; ++i) {
+    if (dtype == SBP_BF16) {
+      float value;
+      std::memcpy(&value, array.data.data() + 4 * i, 4);
+      BFloat16 rounded(value);
+      std::memcpy(result.data.data() + 2 * i, &rounded, 2);
+    } else {
+      BFloat16 value;
+      std::memcpy(&value, array.data.data() + 2 * i, 2);
+      float widened = value;
+      std::memcpy(result.data.data() + 4 * i, &widened, 4);
+    }
+  }
+  return result;
 }

@@ -2,6 +2,7 @@
 
 #include "sbp/Runtime/Shards.h"
 #include "Tensors.h"
+#include "sbp/Runtime/Float16.h"
 #include <cstring>
 #include <limits>
 
@@ -46,6 +47,10 @@ void fillNeutral(NpyArray &array, sbp_reduction kind) {
     return fill<int64_t>(array, kind);
   case SBP_I8:
     return fill<int8_t>(array, kind);
+  case SBP_F16:
+    return fill<Half>(array, kind);
+  case SBP_BF16:
+    return fill<BFloat16>(array, kind);
   }
 }
 

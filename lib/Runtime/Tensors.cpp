@@ -1,6 +1,7 @@
 //===- Tensors.cpp - Copying and reducing boxes of dense tensors ----------===//
 
 #include "Tensors.h"
+#include "sbp/Runtime/Float16.h"
 #include <algorithm>
 #include <cstring>
 
@@ -16,6 +17,9 @@ extern "C" int64_t sbp_dtype_size(sbp_dtype dtype) {
     return 8;
   case SBP_I8:
     return 1;
+  case SBP_F16:
+  case SBP_BF16:
+    return 2;
   }
   return 0;
 }
@@ -82,14 +86,27 @@ void reduceBoxAs(const sbp_tensor &src, const std::vector<int64_t> &from,
   });
 }
 
+/// What an all-reduce of `T` accumulates in: 16-bit floats in float, so
+/// that the ranks' values are rounded once.
+template <typename T> struct Accumulator {
+  using type = T;
+};
+template <> struct Accumulator<Half> {
+  using type = float;
+};
+template <> struct Accumulator<BFloat16> {
+  using type = float;
+};
+
 template <typename T, typename Op>
 void reduceToAllAs(const std::vector<const sbp_tensor *> &inputs,
                    const std::vector<sbp_tensor *> &outputs, int64_t begin,
                    int64_t count, Op op) {
+  using Acc = typename Accumulator<T>::type;
   // Blocks small enough to stay in cache between the reduction and the
   // copies to the other outputs.
   constexpr int64_t kBlock = 4096;
-  std::vector<T> acc(std::min(count, kBlock));
+  std::vector<Acc> acc(std::min(count, kBlock));
   for (int64_t start = begin; start < begin + count; start += kBlock) {
     int64_t n = std::min(kBlock, begin + count - start);
     const T *first = static_cast<const T *>(inputs[0]->data) + start;
@@ -97,7 +114,7 @@ void reduceToAllAs(const std::vector<const sbp_tensor *> &inputs,
     for (size_t j = 1; j < inputs.size(); ++j) {
       const T *in = static_cast<const T *>(inputs[j]->data) + start;
       for (int64_t i = 0; i < n; ++i)
-        acc[i] = op(acc[i], in[i]);
+        acc[i] = op(acc[i], Acc(in[i]));
     }
     for (sbp_tensor *out : outputs)
       std::copy(acc.begin(), acc.begin() + n,
@@ -109,16 +126,17 @@ template <typename T>
 void reduceToAllAs(const std::vector<const sbp_tensor *> &inputs,
                    const std::vector<sbp_tensor *> &outputs, int64_t begin,
                    int64_t count, sbp_reduction kind) {
+  using Acc = typename Accumulator<T>::type;
   switch (kind) {
   case SBP_SUM:
     return reduceToAllAs<T>(inputs, outputs, begin, count,
-                            [](T a, T b) { return a + b; });
+                            [](Acc a, Acc b) { return a + b; });
   case SBP_MAX:
     return reduceToAllAs<T>(inputs, outputs, begin, count,
-                            [](T a, T b) { return std::max(a, b); });
+                            [](Acc a, Acc b) { return std::max(a, b); });
   case SBP_MIN:
     return reduceToAllAs<T>(inputs, outputs, begin, count,
-                            [](T a, T b) { return std::min(a, b); });
+                            [](Acc a, Acc b) { return std::min(a, b); });
   }
 }
 
@@ -141,6 +159,10 @@ void sbp::runtime::reduceToAll(const std::vector<const sbp_tensor *> &inputs,
     return reduceToAllAs<int64_t>(inputs, outputs, begin, count, kind);
   case SBP_I8:
     return reduceToAllAs<int8_t>(inputs, outputs, begin, count, kind);
+  case SBP_F16:
+    return reduceToAllAs<Half>(inputs, outputs, begin, count, kind);
+  case SBP_BF16:
+    return reduceToAllAs<BFloat16>(inputs, outputs, begin, count, kind);
   }
 }
 
@@ -200,5 +222,9 @@ void sbp::runtime::reduceBox(const sbp_tensor &src,
     return reduceBoxAs<int64_t>(src, from, dst, to, size, kind);
   case SBP_I8:
     return reduceBoxAs<int8_t>(src, from, dst, to, size, kind);
+  case SBP_F16:
+    return reduceBoxAs<Half>(src, from, dst, to, size, kind);
+  case SBP_BF16:
+    return reduceBoxAs<BFloat16>(src, from, dst, to, size, kind);
   }
 }

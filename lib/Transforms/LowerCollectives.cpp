@@ -29,6 +29,10 @@ StringRef getTypeSuffix(Type type) {
     return "f32";
   if (type.isF64())
     return "f64";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
   for (unsigned width : {1, 8, 32, 64})
     if (type.isSignlessInteger(width))
       return width == 1    ? "i1"
@@ -88,7 +92,7 @@ LogicalResult Lowering::lower(Operation *op) {
   if (suffix.empty())
     return op->emitOpError()
            << "has element type " << type.getElementType()
-           << "; the runtime moves f32, f64, i32, i64, i8 and i1";
+           << "; the runtime moves f32, f64, f16, bf16, i32, i64, i8 and i1";
   auto axesAttr = op->getAttrOfType<DenseI64ArrayAttr>("mesh_axes");
   SmallVector<Value> axes;
   if (failed(getAxes(op, axesAttr.asArrayRef(), axes)))

@@ -1,10 +1,10 @@
 // RUN: sbp-opt %s -split-input-file --sbp-lower-collectives -verify-diagnostics
 
 sbp.mesh @m shape = [2]
-func.func @half_precision(%x: tensor<4xf16>) -> tensor<4xf16> {
-  // expected-error @+1 {{'sbp.all_reduce' op has element type 'f16'; the runtime moves f32, f64, i32, i64, i8 and i1}}
-  %0 = sbp.all_reduce %x on @m axes = [0] reduction = sum : tensor<4xf16>
-  return %0 : tensor<4xf16>
+func.func @short_integers(%x: tensor<4xi16>) -> tensor<4xi16> {
+  // expected-error @+1 {{'sbp.all_reduce' op has element type 'i16'; the runtime moves f32, f64, f16, bf16, i32, i64, i8 and i1}}
+  %0 = sbp.all_reduce %x on @m axes = [0] reduction = sum : tensor<4xi16>
+  return %0 : tensor<4xi16>
 }
 
 // -----

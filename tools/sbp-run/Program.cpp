@@ -148,6 +148,10 @@ std::optional<sbp_dtype> getDtype(Type type) {
     return SBP_F32;
   if (type.isF64())
     return SBP_F64;
+  if (type.isF16())
+    return SBP_F16;
+  if (type.isBF16())
+    return SBP_BF16;
   if (type.isSignlessInteger(32))
     return SBP_I32;
   if (type.isSignlessInteger(64))
@@ -167,7 +171,8 @@ std::optional<std::string> describe(Type type, DictionaryAttr attrs,
     std::string message;
     llvm::raw_string_ostream os(message);
     os << spec.name << " has type " << type
-       << "; sbp-run passes ranked tensors of f32, f64, i32, i64, i8 or i1";
+       << "; sbp-run passes ranked tensors of f32, f64, f16, bf16, i32, i64, "
+          "i8 or i1";
     return message;
   }
   spec.dtype = *dtype;

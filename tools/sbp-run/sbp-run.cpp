@@ -118,7 +118,9 @@ cl::opt<bool> referenceFlag(
     cl::cat(category));
 cl::opt<double> tolFlag("tol",
                         cl::desc("Largest relative error --reference "
-                                 "accepts (default 1e-4, 1e-10 for f64)"),
+                                 "accepts (default 1e-4, 1e-10 for f64 "
+                                 "results, 4 units of roundoff of f16 or "
+                                 "bf16 where the program computes in them)"),
                         cl::init(-1), cl::cat(category));
 cl::opt<int64_t> benchFlag("bench",
                            cl::desc("Time N iterations after a warm-up"),
@@ -724,6 +726,9 @@ int Runner::prepareInputs(const std::vector<TensorSpec> &args) {
     } else if (!::sbp::runtime::readNpy(path.str(), inputs[index], error))
       return usage(error);
     const TensorSpec &spec = args[index];
+    // NumPy has no bfloat16: a bf16 argument reads f32, rounded.
+    if (spec.dtype == SBP_BF16 && inputs[index].dtype == SBP_F32)
+      inputs[index] = ::sbp::runtime::convertFloats(inputs[index], SBP_BF16);
     if (inputs[index].dtype != spec.dtype)
       return usage(path + ": holds " + dtypeName(inputs[index].dtype) +
                    " but " + spec.name + " of @" + entry.getSymName() + " is " +
@@ -796,7 +801,19 @@ int Runner::compare(const std::vector<NpyArray> &results,
   llvm::outs() << "max_abs_err=" << llvm::format("%.6g", comparison.maxAbs)
                << " max_rel_err=" << llvm::format("%.6g", comparison.maxRel)
                << "\n";
+  // Ranks add partial sums in another order than one rank: the
+  // difference grows with the roundoff of the least precise float type
+  // the program computes in.
+  double roundoff = 0;
+  module->walk([&](Operation *op) {
+    for (Type type : op->getResultTypes()) {
+      Type element = getElementTypeOrSelf(type);
+      if (element.isBF16() || element.isF16())
+        roundoff = std::max(roundoff, element.isBF16() ? 0x1p-8 : 0x1p-11);
+    }
+  });
   double tol = tolFlag >= 0        ? tolFlag.getValue()
+               : roundoff > 0      ? 4 * roundoff
                : comparison.hasF64 ? 1e-10
                                    : 1e-4;
   if (!(comparison.maxRel <= tol)) {

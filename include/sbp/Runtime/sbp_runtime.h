@@ -31,9 +31,9 @@ typedef struct sbp_comm sbp_comm;
 
 typedef enum {
   SBP_OK = 0,
-  SBP_ERR_TIMEOUT = 1,  /* a peer did not arrive in time */
-  SBP_ERR_ABORTED = 2,  /* a peer failed; see sbp_world_error */
-  SBP_ERR_INVALID = 3,  /* bad arguments: axes, shapes, ranks */
+  SBP_ERR_TIMEOUT = 1, /* a peer did not arrive in time */
+  SBP_ERR_ABORTED = 2, /* a peer failed; see sbp_world_error */
+  SBP_ERR_INVALID = 3, /* bad arguments: axes, shapes, ranks */
 } sbp_status;
 
 typedef enum { SBP_SUM = 0, SBP_MAX = 1, SBP_MIN = 2 } sbp_reduction;
@@ -44,6 +44,8 @@ typedef enum {
   SBP_I32 = 2,
   SBP_I64 = 3,
   SBP_I8 = 4,
+  SBP_F16 = 5,  /* IEEE binary16 */
+  SBP_BF16 = 6, /* bfloat16 */
 } sbp_dtype;
 
 /* A dense row-major tensor. */

@@ -479,7 +479,8 @@ def SbpLowerCollectivesPass : Pass<"sbp-lower-collectives", "ModuleOp"> {
     group's sum of the operand's sizes (`all_gather`, `all_to_all`).
     `sbp.axis_index` becomes a call that returns the rank's coordinate.
 
-    Constraints: element types are f32, f64, i32, i64, i8 or i1 (signless); at most 8
+    Constraints: element types are f32, f64, f16, bf16, i32, i64, i8 or i1
+    (signless); at most 8
     mesh axes, each below 256, per collective; `sbp.recv` results have
     static shapes.
   }];

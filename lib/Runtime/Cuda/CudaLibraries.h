@@ -125,8 +125,10 @@ enum {
   ncclInt8 = 0,
   ncclInt32 = 2,
   ncclInt64 = 4,
+  ncclFloat16 = 6,
   ncclFloat32 = 7,
   ncclFloat64 = 8,
+  ncclBfloat16 = 9,
 };
 enum { ncclSum = 0, ncclMax = 2, ncclMin = 3 };
 

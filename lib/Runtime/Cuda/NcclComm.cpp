@@ -27,6 +27,10 @@ int getNcclType(sbp_dtype dtype) {
     return ncclInt64;
   case SBP_I8:
     return ncclInt8;
+  case SBP_F16:
+    return ncclFloat16;
+  case SBP_BF16:
+    return ncclBfloat16;
   default:
     return ncclFloat32;
   }

@@ -11,7 +11,9 @@
 
 #include "../Comm.h"
 #include "../Tensors.h"
+#include "sbp/Runtime/Float16.h"
 #include "sbp/Runtime/Shards.h"
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -38,11 +40,43 @@ MPI_Datatype getMpiType(sbp_dtype dtype) {
     return MPI_INT64_T;
   case SBP_I8:
     return MPI_INT8_T;
+  case SBP_F16:
+  case SBP_BF16:
+    return MPI_UINT16_T;
   }
   return MPI_BYTE;
 }
 
-MPI_Op getMpiOp(sbp_reduction kind) {
+/// `inout[i] = in[i] (kind) inout[i]` on 16-bit floats, computed in float:
+/// MPI has no 16-bit float type of its own.
+template <typename T, sbp_reduction Kind>
+void reduceFloat16(void *in, void *inout, int *length, MPI_Datatype *) {
+  const T *a = static_cast<const T *>(in);
+  T *b = static_cast<T *>(inout);
+  for (int i = 0; i < *length; ++i) {
+    float x = a[i], y = b[i];
+    b[i] = Kind == SBP_SUM   ? x + y
+           : Kind == SBP_MAX ? std::max(x, y)
+                             : std::min(x, y);
+  }
+}
+
+template <typename T> MPI_Op getFloat16Op(sbp_reduction kind) {
+  // Created on first use, after MPI_Init; MPI_Finalize frees them.
+  static MPI_Op ops[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
+  static MPI_User_function *functions[3] = {reduceFloat16<T, SBP_SUM>,
+                                            reduceFloat16<T, SBP_MAX>,
+                                            reduceFloat16<T, SBP_MIN>};
+  if (ops[kind] == MPI_OP_NULL)
+    MPI_Op_create(functions[kind], /*commute=*/1, &ops[kind]);
+  return ops[kind];
+}
+
+MPI_Op getMpiOp(sbp_reduction kind, sbp_dtype dtype) {
+  if (dtype == SBP_F16)
+    return getFloat16Op<Half>(kind);
+  if (dtype == SBP_BF16)
+    return getFloat16Op<BFloat16>(kind);
   return kind == SBP_MAX ? MPI_MAX : kind == SBP_MIN ? MPI_MIN : MPI_SUM;
 }
 
@@ -218,7 +252,8 @@ int MpiComm::allReduce(const int64_t *axes, int64_t numAxes,
   MPI_Comm group = getGroup(axes, numAxes, size, index, "all_reduce");
   MPI_Request request;
   MPI_Iallreduce(in->data, out->data, static_cast<int>(numElements(*in)),
-                 getMpiType(in->dtype), getMpiOp(kind), group, &request);
+                 getMpiType(in->dtype), getMpiOp(kind, in->dtype), group,
+                 &request);
   wait(request, "all_reduce");
   return SBP_OK;
 }
@@ -281,7 +316,7 @@ int MpiComm::reduceScatter(const int64_t *axes, int64_t numAxes,
   MPI_Request request;
   MPI_Iallreduce(in->data, reduced.tensor.data,
                  static_cast<int>(numElements(*in)), getMpiType(in->dtype),
-                 getMpiOp(kind), group, &request);
+                 getMpiOp(kind, in->dtype), group, &request);
   wait(request, "reduce_scatter");
   Box piece = pieceBox(*in, dim, size, index);
   if (piece.size[dim] != out->shape[dim])
