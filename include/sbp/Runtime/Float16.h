@@ -16,17 +16,25 @@
 
 namespace sbp::runtime {
 
-/// bfloat16: the upper half of an f32.
-inline float bfloat16ToFloat(uint16_t bits) {
-  uint32_t word = uint32_t(bits) << 16;
+/// The bits of an f32, and back.
+inline uint32_t toBits(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, sizeof(word));
+  return word;
+}
+inline float fromBits(uint32_t word) {
   float value;
   std::memcpy(&value, &word, sizeof(value));
   return value;
 }
 
+/// bfloat16: the upper half of an f32.
+inline float bfloat16ToFloat(uint16_t bits) {
+  return fromBits(uint32_t(bits) << 16);
+}
+
 inline uint16_t floatToBFloat16(float value) {
-  uint32_t word;
-  std::memcpy(&word, &value, sizeof(word));
+  uint32_t word = toBits(value);
   if ((word & 0x7fffffffu) > 0x7f800000u) // NaN stays a quiet NaN.
     return uint16_t((word >> 16) | 0x40);
   word += 0x7fffu + ((word >> 16) & 1);
@@ -53,14 +61,11 @@ inline float halfToFloat(uint16_t bits) {
     }
     word = sign | (exponent << 23) | ((fraction & 0x3ff) << 13);
   }
-  float value;
-  std::memcpy(&value, &word, sizeof(value));
-  return value;
+  return fromBits(word);
 }
 
 inline uint16_t floatToHalf(float value) {
-  uint32_t word;
-  std::memcpy(&word, &value, sizeof(word));
+  uint32_t word = toBits(value);
   uint16_t sign = uint16_t((word >> 16) & 0x8000);
   uint32_t magnitude = word & 0x7fffffffu;
   if (magnitude > 0x7f800000u)
