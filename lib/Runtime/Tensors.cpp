@@ -4,6 +4,7 @@
 #include "sbp/Runtime/Float16.h"
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 using namespace sbp::runtime;
 
@@ -57,35 +58,6 @@ void forEachRow(const sbp_tensor &src, const std::vector<int64_t> &from,
   }
 }
 
-template <typename T>
-void reduceRow(const T *src, T *dst, int64_t n, sbp_reduction kind) {
-  switch (kind) {
-  case SBP_SUM:
-    for (int64_t i = 0; i < n; ++i)
-      dst[i] += src[i];
-    return;
-  case SBP_MAX:
-    for (int64_t i = 0; i < n; ++i)
-      dst[i] = std::max(dst[i], src[i]);
-    return;
-  case SBP_MIN:
-    for (int64_t i = 0; i < n; ++i)
-      dst[i] = std::min(dst[i], src[i]);
-    return;
-  }
-}
-
-template <typename T>
-void reduceBoxAs(const sbp_tensor &src, const std::vector<int64_t> &from,
-                 sbp_tensor &dst, const std::vector<int64_t> &to,
-                 const std::vector<int64_t> &size, sbp_reduction kind) {
-  const T *s = static_cast<const T *>(src.data);
-  T *d = static_cast<T *>(dst.data);
-  forEachRow(src, from, dst, to, size, [&](int64_t si, int64_t di, int64_t n) {
-    reduceRow(s + si, d + di, n, kind);
-  });
-}
-
 /// What an all-reduce of `T` accumulates in: 16-bit floats in float, so
 /// that the ranks' values are rounded once.
 template <typename T> struct Accumulator {
@@ -98,27 +70,36 @@ template <> struct Accumulator<BFloat16> {
   using type = float;
 };
 
-template <typename T, typename Op>
-void reduceToAllAs(const std::vector<const sbp_tensor *> &inputs,
-                   const std::vector<sbp_tensor *> &outputs, int64_t begin,
-                   int64_t count, Op op) {
-  using Acc = typename Accumulator<T>::type;
-  // Blocks small enough to stay in cache between the reduction and the
-  // copies to the other outputs.
+/// Reduces `count` elements of each of `ins` with `op` and writes the result
+/// to each of `outs`, in blocks small enough to stay in cache between the
+/// reduction and the copies; `acc` is scratch space.
+template <typename T, typename Acc, typename Op>
+void reduceRows(const std::vector<const T *> &ins, const std::vector<T *> &outs,
+                int64_t count, std::vector<Acc> &acc, Op op) {
   constexpr int64_t kBlock = 4096;
-  std::vector<Acc> acc(std::min(count, kBlock));
-  for (int64_t start = begin; start < begin + count; start += kBlock) {
-    int64_t n = std::min(kBlock, begin + count - start);
-    const T *first = static_cast<const T *>(inputs[0]->data) + start;
-    std::copy(first, first + n, acc.begin());
-    for (size_t j = 1; j < inputs.size(); ++j) {
-      const T *in = static_cast<const T *>(inputs[j]->data) + start;
+  acc.resize(std::min(count, kBlock));
+  for (int64_t start = 0; start < count; start += kBlock) {
+    int64_t n = std::min(kBlock, count - start);
+    std::copy(ins[0] + start, ins[0] + start + n, acc.begin());
+    for (size_t j = 1; j < ins.size(); ++j)
       for (int64_t i = 0; i < n; ++i)
-        acc[i] = op(acc[i], Acc(in[i]));
-    }
-    for (sbp_tensor *out : outputs)
-      std::copy(acc.begin(), acc.begin() + n,
-                static_cast<T *>(out->data) + start);
+        acc[i] = op(acc[i], Acc(ins[j][start + i]));
+    for (T *out : outs)
+      std::copy(acc.begin(), acc.begin() + n, out + start);
+  }
+}
+
+/// Calls `fn` with the combiner of `kind` on `T`'s accumulator type.
+template <typename T, typename Fn>
+void withCombiner(sbp_reduction kind, Fn fn) {
+  using Acc = typename Accumulator<T>::type;
+  switch (kind) {
+  case SBP_SUM:
+    return fn([](Acc a, Acc b) { return a + b; });
+  case SBP_MAX:
+    return fn([](Acc a, Acc b) { return std::max(a, b); });
+  case SBP_MIN:
+    return fn([](Acc a, Acc b) { return std::min(a, b); });
   }
 }
 
@@ -126,17 +107,70 @@ template <typename T>
 void reduceToAllAs(const std::vector<const sbp_tensor *> &inputs,
                    const std::vector<sbp_tensor *> &outputs, int64_t begin,
                    int64_t count, sbp_reduction kind) {
-  using Acc = typename Accumulator<T>::type;
-  switch (kind) {
-  case SBP_SUM:
-    return reduceToAllAs<T>(inputs, outputs, begin, count,
-                            [](Acc a, Acc b) { return a + b; });
-  case SBP_MAX:
-    return reduceToAllAs<T>(inputs, outputs, begin, count,
-                            [](Acc a, Acc b) { return std::max(a, b); });
-  case SBP_MIN:
-    return reduceToAllAs<T>(inputs, outputs, begin, count,
-                            [](Acc a, Acc b) { return std::min(a, b); });
+  std::vector<const T *> ins;
+  for (const sbp_tensor *in : inputs)
+    ins.push_back(static_cast<const T *>(in->data) + begin);
+  std::vector<T *> outs;
+  for (sbp_tensor *out : outputs)
+    outs.push_back(static_cast<T *>(out->data) + begin);
+  std::vector<typename Accumulator<T>::type> acc;
+  withCombiner<T>(kind,
+                  [&](auto op) { reduceRows(ins, outs, count, acc, op); });
+}
+
+template <typename T>
+void reduceBoxesAs(const std::vector<const sbp_tensor *> &srcs,
+                   const std::vector<int64_t> &from, sbp_tensor &dst,
+                   const std::vector<int64_t> &to,
+                   const std::vector<int64_t> &size, sbp_reduction kind) {
+  std::vector<const T *> ins(srcs.size());
+  std::vector<T *> outs(1);
+  std::vector<typename Accumulator<T>::type> acc;
+  withCombiner<T>(kind, [&](auto op) {
+    forEachRow(*srcs[0], from, dst, to, size,
+               [&](int64_t si, int64_t di, int64_t n) {
+                 for (size_t j = 0; j < srcs.size(); ++j)
+                   ins[j] = static_cast<const T *>(srcs[j]->data) + si;
+                 outs[0] = static_cast<T *>(dst.data) + di;
+                 reduceRows(ins, outs, n, acc, op);
+               });
+  });
+}
+
+template <typename T>
+void reduceBoxAs(const sbp_tensor &src, const std::vector<int64_t> &from,
+                 sbp_tensor &dst, const std::vector<int64_t> &to,
+                 const std::vector<int64_t> &size, sbp_reduction kind) {
+  std::vector<const T *> ins(2);
+  std::vector<T *> outs(1);
+  std::vector<typename Accumulator<T>::type> acc;
+  withCombiner<T>(kind, [&](auto op) {
+    forEachRow(src, from, dst, to, size,
+               [&](int64_t si, int64_t di, int64_t n) {
+                 outs[0] = static_cast<T *>(dst.data) + di;
+                 ins = {outs[0], static_cast<const T *>(src.data) + si};
+                 reduceRows(ins, outs, n, acc, op);
+               });
+  });
+}
+
+/// Calls `fn` with a null pointer of the element type of `dtype`.
+template <typename Fn> void withElementType(sbp_dtype dtype, Fn fn) {
+  switch (dtype) {
+  case SBP_F32:
+    return fn(static_cast<float *>(nullptr));
+  case SBP_F64:
+    return fn(static_cast<double *>(nullptr));
+  case SBP_I32:
+    return fn(static_cast<int32_t *>(nullptr));
+  case SBP_I64:
+    return fn(static_cast<int64_t *>(nullptr));
+  case SBP_I8:
+    return fn(static_cast<int8_t *>(nullptr));
+  case SBP_F16:
+    return fn(static_cast<Half *>(nullptr));
+  case SBP_BF16:
+    return fn(static_cast<BFloat16 *>(nullptr));
   }
 }
 
@@ -148,22 +182,10 @@ void sbp::runtime::reduceToAll(const std::vector<const sbp_tensor *> &inputs,
                                sbp_reduction kind) {
   if (count <= 0)
     return;
-  switch (inputs[0]->dtype) {
-  case SBP_F32:
-    return reduceToAllAs<float>(inputs, outputs, begin, count, kind);
-  case SBP_F64:
-    return reduceToAllAs<double>(inputs, outputs, begin, count, kind);
-  case SBP_I32:
-    return reduceToAllAs<int32_t>(inputs, outputs, begin, count, kind);
-  case SBP_I64:
-    return reduceToAllAs<int64_t>(inputs, outputs, begin, count, kind);
-  case SBP_I8:
-    return reduceToAllAs<int8_t>(inputs, outputs, begin, count, kind);
-  case SBP_F16:
-    return reduceToAllAs<Half>(inputs, outputs, begin, count, kind);
-  case SBP_BF16:
-    return reduceToAllAs<BFloat16>(inputs, outputs, begin, count, kind);
-  }
+  withElementType(inputs[0]->dtype, [&](auto *type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    reduceToAllAs<T>(inputs, outputs, begin, count, kind);
+  });
 }
 
 Box sbp::runtime::wholeBox(const sbp_tensor &t) {
@@ -211,20 +233,19 @@ void sbp::runtime::reduceBox(const sbp_tensor &src,
                              const std::vector<int64_t> &to,
                              const std::vector<int64_t> &size,
                              sbp_reduction kind) {
-  switch (src.dtype) {
-  case SBP_F32:
-    return reduceBoxAs<float>(src, from, dst, to, size, kind);
-  case SBP_F64:
-    return reduceBoxAs<double>(src, from, dst, to, size, kind);
-  case SBP_I32:
-    return reduceBoxAs<int32_t>(src, from, dst, to, size, kind);
-  case SBP_I64:
-    return reduceBoxAs<int64_t>(src, from, dst, to, size, kind);
-  case SBP_I8:
-    return reduceBoxAs<int8_t>(src, from, dst, to, size, kind);
-  case SBP_F16:
-    return reduceBoxAs<Half>(src, from, dst, to, size, kind);
-  case SBP_BF16:
-    return reduceBoxAs<BFloat16>(src, from, dst, to, size, kind);
-  }
+  withElementType(src.dtype, [&](auto *type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    reduceBoxAs<T>(src, from, dst, to, size, kind);
+  });
+}
+
+void sbp::runtime::reduceBoxes(const std::vector<const sbp_tensor *> &srcs,
+                               const std::vector<int64_t> &from,
+                               sbp_tensor &dst, const std::vector<int64_t> &to,
+                               const std::vector<int64_t> &size,
+                               sbp_reduction kind) {
+  withElementType(dst.dtype, [&](auto *type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    reduceBoxesAs<T>(srcs, from, dst, to, size, kind);
+  });
 }

@@ -46,9 +46,18 @@ void reduceBox(const sbp_tensor &src, const std::vector<int64_t> &from,
                sbp_tensor &dst, const std::vector<int64_t> &to,
                const std::vector<int64_t> &size, sbp_reduction kind);
 
+/// Reduces box `from` of every one of `srcs` (tensors of one shape) with
+/// `kind` into the box of the same size at `to` in `dst`, accumulating as
+/// reduceToAll does (16-bit floats in f32, rounded once).
+void reduceBoxes(const std::vector<const sbp_tensor *> &srcs,
+                 const std::vector<int64_t> &from, sbp_tensor &dst,
+                 const std::vector<int64_t> &to,
+                 const std::vector<int64_t> &size, sbp_reduction kind);
+
 /// Reduces elements [begin, begin + count) of the flattened `inputs` with
 /// `kind` and writes the result to the same elements of every one of
-/// `outputs`, in one pass.
+/// `outputs`, in one pass; 16-bit floats are accumulated in f32 and rounded
+/// once.
 void reduceToAll(const std::vector<const sbp_tensor *> &inputs,
                  const std::vector<sbp_tensor *> &outputs, int64_t begin,
                  int64_t count, sbp_reduction kind);

@@ -338,17 +338,12 @@ int ThreadsComm::reduceScatter(const int64_t *axes, int64_t numAxes,
         Box piece = pieceBox(*in, dim, parts, index);
         if (piece.size[dim] != out->shape[dim])
           return "output is not this rank's piece";
-        std::vector<int64_t> zero(out->rank, 0);
-        for (size_t j = 0; j < group.posted.size(); ++j) {
-          const sbp_tensor &peer = *group.posted[j];
-          if (!sameShapeExcept(peer, *in, -1))
+        for (size_t j = 0; j < group.posted.size(); ++j)
+          if (!sameShapeExcept(*group.posted[j], *in, -1))
             return "rank " + std::to_string(group.members[j]) +
                    " has a different shape";
-          if (j == 0)
-            copyBox(peer, piece.offset, *out, zero, piece.size);
-          else
-            reduceBox(peer, piece.offset, *out, zero, piece.size, kind);
-        }
+        reduceBoxes(group.posted, piece.offset, *out,
+                    std::vector<int64_t>(out->rank, 0), piece.size, kind);
         return "";
       });
 }

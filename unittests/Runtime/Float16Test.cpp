@@ -55,26 +55,36 @@ TEST(Float16, BFloat16RoundsToNearestEven) {
 // Rank 0 holds 1 and the others 2^-8 each, half of bf16's last place at
 // 1: added in bf16 one at a time, each rounds back to 1 (ties to even);
 // the runtime adds in f32 and rounds once: 1 + 3 * 2^-8, a tie between
-// 1 + 2^-7 and 1 + 2^-6, rounds to 1 + 2^-6.
-TEST(Float16, AllReduceAddsInFloat) {
-  const int64_t mesh[] = {4}, axes[] = {0}, shape[] = {1};
+// 1 + 2^-7 and 1 + 2^-6, rounds to 1 + 2^-6. Both the all-reduce and the
+// reduce-scatter (each rank keeping one of four elements) do.
+void expectSumRoundedOnce(bool scatter) {
+  const int64_t mesh[] = {4}, axes[] = {0}, shape[] = {4}, piece[] = {1};
   sbp_world *world = sbp_threads_world_create(mesh, 1, 30);
-  std::vector<BFloat16> outputs(4);
+  std::vector<std::vector<BFloat16>> outputs(4, std::vector<BFloat16>(4));
   std::vector<std::thread> threads;
   for (int r = 0; r < 4; ++r)
     threads.emplace_back([&, r] {
-      BFloat16 in(r == 0 ? 1.0f : 0x1p-8f);
-      sbp_tensor input{&in, 1, shape, SBP_BF16};
-      sbp_tensor output{&outputs[r], 1, shape, SBP_BF16};
-      EXPECT_EQ(sbp_all_reduce(sbp_world_comm(world, r), axes, 1, &input,
-                               &output, SBP_SUM),
-                SBP_OK);
+      std::vector<BFloat16> in(4, BFloat16(r == 0 ? 1.0f : 0x1p-8f));
+      sbp_tensor input{in.data(), 1, shape, SBP_BF16};
+      sbp_tensor output{outputs[r].data(), 1, scatter ? piece : shape,
+                        SBP_BF16};
+      sbp_comm *comm = sbp_world_comm(world, r);
+      EXPECT_EQ(
+          scatter
+              ? sbp_reduce_scatter(comm, axes, 1, &input, &output, 0, SBP_SUM)
+              : sbp_all_reduce(comm, axes, 1, &input, &output, SBP_SUM),
+          SBP_OK);
     });
   for (std::thread &t : threads)
     t.join();
   sbp_world_destroy(world);
   for (int r = 0; r < 4; ++r)
-    EXPECT_EQ(float(outputs[r]), 1.0f + 0x1p-6f) << r;
+    for (int i = 0; i < (scatter ? 1 : 4); ++i)
+      EXPECT_EQ(float(outputs[r][i]), 1.0f + 0x1p-6f) << r << " " << i;
 }
+
+TEST(Float16, AllReduceAddsInFloat) { expectSumRoundedOnce(false); }
+
+TEST(Float16, ReduceScatterAddsInFloat) { expectSumRoundedOnce(true); }
 
 } // namespace
