@@ -20,12 +20,13 @@ import argparse
 import sys
 
 
-LOWEST = {"f32": "-3.40282347e+38", "bf16": "-3.38953139e+38",
+LOWEST = {"f64": "-1.7976931348623157e+308", "f32": "-3.40282347e+38",
+          "bf16": "-3.38953139e+38",
           "f16": "-6.55040e+04"}
 
 
 def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
-         loop=False, param_dtype=None):
+         loop=False, param_dtype=None, gpt2=False):
     h, a, b, s = hidden, heads, batch, seq
     d = h // a
     n = b * s
@@ -45,6 +46,11 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
     names = ("wq", "wk", "wv", "wo", "w1_", "w2_")
     shapes = (f"{h}x{h}", f"{h}x{h}", f"{h}x{h}", f"{h}x{h}", f"{h}x{4 * h}",
               f"{4 * h}x{h}")
+    if gpt2:
+        # LayerNorm gains and biases, the projections' biases: 13 h a layer.
+        names += ("ln1g", "ln1b", "bq", "bk", "bv", "bo", "ln2g", "ln2b",
+                  "b1_", "b2_")
+        shapes += (f"{h}",) * 8 + (f"{4 * h}", f"{h}")
     args = [f"%tokens: tensor<{n}xi64>", f"%wte: tensor<{vocab}x{h}x{pf}>"] \
         if vocab else [f"%x: {act}"]
     if loop:
@@ -54,6 +60,9 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
         for l in range(layers):
             args += [f"%{nm}{l}: tensor<{sh}x{pf}>"
                      for nm, sh in zip(names, shapes)]
+    if vocab and gpt2:
+        args += [f"%wpe: tensor<{s}x{h}x{pf}>", f"%lnfg: tensor<{h}x{pf}>",
+                 f"%lnfb: tensor<{h}x{pf}>"]
     if vocab:
         args.append(f"%wout: tensor<{h}x{vocab}x{pf}>")
     logits = f"tensor<{n}x{vocab}x{f}>"
@@ -67,12 +76,22 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
     p("#pv_p = affine_map<(b, i, a, d, j) -> (b, a, i, j)>\n")
     p("#pv_v = affine_map<(b, i, a, d, j) -> (b, j, a, d)>\n")
     p("#pv_o = affine_map<(b, i, a, d, j) -> (b, i, a, d)>\n")
+    if gpt2:
+        p("#v1 = affine_map<(i) -> (i)>\n#c2 = affine_map<(i, j) -> (j)>\n")
+        p("#t3 = affine_map<(b, i, j) -> (b, i, j)>\n")
+        p("#p3 = affine_map<(b, i, j) -> (i, j)>\n")
     p(f"func.func @gpt({', '.join(args)}) -> {logits if vocab else act} {{\n")
     p(f"  %zero = arith.constant 0.0 : {f}\n")
     p(f"  %lowest = arith.constant {LOWEST[f]} : {f}\n")
     p(f"  %inv_h = arith.constant {1.0 / h:.9e} : {f}\n")
     p(f"  %scale = arith.constant {d ** -0.5:.9e} : {f}\n")
     p(f"  %eps = arith.constant 1.0e-5 : {f}\n")
+    if gpt2:
+        p(f"  %half = arith.constant 0.5 : {f}\n")
+        p(f"  %one = arith.constant 1.0 : {f}\n")
+        p(f"  %gelu_a = arith.constant 4.471500000e-02 : {f}\n")
+        p(f"  %gelu_c = arith.constant {(2 / 3.141592653589793) ** 0.5:.9e} "
+          f": {f}\n")
     counter = [0]
 
     def fresh(prefix):
@@ -136,8 +155,11 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
             return wt
         e = empty(f"tensor<{shape}x{f}>")
         v = fresh("cast")
-        p(f"  {v} = linalg.generic {{indexing_maps = [#m2, #m2], "
-          f"iterator_types = [\"parallel\", \"parallel\"]}} "
+        rank = shape.count("x") + 1
+        ident = "#m2" if rank == 2 else "#v1"
+        iters = ", ".join(['"parallel"'] * rank)
+        p(f"  {v} = linalg.generic {{indexing_maps = [{ident}, {ident}], "
+          f"iterator_types = [{iters}]}} "
           f"ins({wt} : tensor<{shape}x{pf}>) outs({e} : tensor<{shape}x{f}>) "
           f"{{\n  ^bb0(%in: {pf}, %o: {f}):\n"
           f"    %v = arith.truncf %in : {pf} to {f}\n"
@@ -155,6 +177,91 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"    linalg.yield %v : {f}\n  }} -> {ty}\n")
         return v
 
+    def row_sum(x, prefix, square=False):
+        """The sum of each row of `x` (of its squares)."""
+        z = filled(row)
+        v = fresh(prefix)
+        term = "%sq" if square else "%in"
+        sq = f"    %sq = arith.mulf %in, %in : {f}\n" if square else ""
+        p(f"  {v} = linalg.generic {{indexing_maps = [#m2, #r2], "
+          f"iterator_types = [\"parallel\", \"reduction\"]}} "
+          f"ins({x} : {act}) outs({z} : {row}) {{\n"
+          f"  ^bb0(%in: {f}, %acc: {f}):\n{sq}"
+          f"    %sum = arith.addf %acc, {term} : {f}\n"
+          f"    linalg.yield %sum : {f}\n  }} -> {row}\n")
+        return v
+
+    def layer_norm(x, gain, bias):
+        """LayerNorm over the hidden dimension, with a gain and a bias."""
+        mean = row_sum(x, "msum")
+        e = empty(act)
+        xc = fresh("xc")
+        p(f"  {xc} = linalg.generic {{indexing_maps = [#m2, #r2, #m2], "
+          f"iterator_types = [\"parallel\", \"parallel\"]}} "
+          f"ins({x}, {mean} : {act}, {row}) outs({e} : {act}) {{\n"
+          f"  ^bb0(%in: {f}, %s: {f}, %o: {f}):\n"
+          f"    %mean = arith.mulf %s, %inv_h : {f}\n"
+          f"    %v = arith.subf %in, %mean : {f}\n"
+          f"    linalg.yield %v : {f}\n  }} -> {act}\n")
+        var = row_sum(xc, "vsum", square=True)
+        e = empty(act)
+        y = fresh("ln")
+        vec = f"tensor<{h}x{f}>"
+        p(f"  {y} = linalg.generic {{indexing_maps = [#m2, #r2, #c2, #c2, "
+          f"#m2], iterator_types = [\"parallel\", \"parallel\"]}} "
+          f"ins({xc}, {var}, {gain}, {bias} : {act}, {row}, {vec}, {vec}) "
+          f"outs({e} : {act}) {{\n"
+          f"  ^bb0(%in: {f}, %s: {f}, %g: {f}, %b: {f}, %o: {f}):\n"
+          f"    %var = arith.mulf %s, %inv_h : {f}\n"
+          f"    %ve = arith.addf %var, %eps : {f}\n"
+          f"    %r = math.rsqrt %ve : {f}\n"
+          f"    %n = arith.mulf %in, %r : {f}\n"
+          f"    %ng = arith.mulf %n, %g : {f}\n"
+          f"    %v = arith.addf %ng, %b : {f}\n"
+          f"    linalg.yield %v : {f}\n  }} -> {act}\n")
+        return y
+
+    def norm(x, gain=None, bias=None):
+        return layer_norm(x, gain, bias) if gpt2 else rms_norm(x)
+
+    def biased(x, bias, ty, width, gelu=False):
+        """`x` plus a bias per column, then the tanh GeLU when `gelu`."""
+        if not gpt2:
+            return x
+        e = empty(ty)
+        v = fresh("gelu" if gelu else "bias")
+        body = f"    %v = arith.addf %in, %b : {f}\n"
+        if gelu:
+            # 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+            body = (f"    %x = arith.addf %in, %b : {f}\n"
+                    f"    %x2 = arith.mulf %x, %x : {f}\n"
+                    f"    %x3 = arith.mulf %x2, %x : {f}\n"
+                    f"    %ax3 = arith.mulf %x3, %gelu_a : {f}\n"
+                    f"    %u = arith.addf %x, %ax3 : {f}\n"
+                    f"    %cu = arith.mulf %u, %gelu_c : {f}\n"
+                    f"    %t = math.tanh %cu : {f}\n"
+                    f"    %t1 = arith.addf %t, %one : {f}\n"
+                    f"    %hx = arith.mulf %x, %half : {f}\n"
+                    f"    %v = arith.mulf %hx, %t1 : {f}\n")
+        p(f"  {v} = linalg.generic {{indexing_maps = [#m2, #c2, #m2], "
+          f"iterator_types = [\"parallel\", \"parallel\"]}} "
+          f"ins({x}, {bias} : {ty}, tensor<{width}x{f}>) outs({e} : {ty}) "
+          f"{{\n  ^bb0(%in: {f}, %b: {f}, %o: {f}):\n{body}"
+          f"    linalg.yield %v : {f}\n  }} -> {ty}\n")
+        return v
+
+    def causal(value, masked):
+        """Payload lines giving `value`, or `masked` where the key (loop 3)
+        comes after the query (loop 2), and the name of that; no lines and
+        `value` itself for attention without the mask."""
+        if not gpt2:
+            return "", value
+        return ("    %qi = linalg.index 2 : index\n"
+                "    %kj = linalg.index 3 : index\n"
+                "    %seen = arith.cmpi ule, %kj, %qi : index\n"
+                f"    %x = arith.select %seen, {value}, {masked} : {f}\n",
+                "%x")
+
     x = "%x"
     if vocab:
         # The embedding: a read of the table at each token, as the ONNX
@@ -171,6 +278,23 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"    %v = tensor.extract {table}[%row, %col] : "
           f"tensor<{vocab}x{h}x{f}>\n"
           f"    linalg.yield %v : {f}\n  }} -> {act}\n")
+        if gpt2:
+            # Learned positions, the same for every sequence of the batch.
+            t3 = f"tensor<{b}x{s}x{h}x{f}>"
+            x3, e, pos, xp = fresh("x3"), empty(t3), fresh("pos"), fresh("xp")
+            wpe = cast("%wpe", f"{s}x{h}")
+            p(f"  {x3} = tensor.expand_shape {x} [[0, 1], [2]] output_shape "
+              f"[{b}, {s}, {h}] : {act} into {t3}\n")
+            p(f"  {pos} = linalg.generic {{indexing_maps = [#t3, #p3, #t3], "
+              f"iterator_types = [\"parallel\", \"parallel\", "
+              f"\"parallel\"]}} ins({x3}, {wpe} : {t3}, "
+              f"tensor<{s}x{h}x{f}>) outs({e} : {t3}) {{\n"
+              f"  ^bb0(%in: {f}, %w: {f}, %o: {f}):\n"
+              f"    %v = arith.addf %in, %w : {f}\n"
+              f"    linalg.yield %v : {f}\n  }} -> {t3}\n")
+            p(f"  {xp} = tensor.collapse_shape {pos} [[0, 1], [2]] : {t3} "
+              f"into {act}\n")
+            x = xp
     if loop:
         p("  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n")
         p(f"  %cl = arith.constant {layers} : index\n")
@@ -178,18 +302,20 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"iter_args(%h = {x}) -> ({act}) {{\n")
         x = "%h"
         for nm, sh in zip(names, shapes):
-            p(f"  %{nm}l = tensor.extract_slice %{nm}all[%layer, 0, 0] "
-              f"[1, {sh.replace('x', ', ')}] [1, 1, 1] : "
+            rank = sh.count("x") + 1
+            p(f"  %{nm}l = tensor.extract_slice %{nm}all[%layer{', 0' * rank}]"
+              f" [1, {sh.replace('x', ', ')}] [1{', 1' * rank}] : "
               f"tensor<{layers}x{sh}x{pf}> to tensor<{sh}x{pf}>\n")
     for l in range(1 if loop else layers):
         wn = {nm: cast(f"%{nm}l" if loop else f"%{nm}{l}", sh)
               for nm, sh in zip(names, shapes)}
-        ln = rms_norm(x)
-        q = matmul(ln, wn["wq"], act, w, act)
+        vec = {nm: wn[nm] for nm in names[6:]}
+        ln = norm(x, vec.get("ln1g"), vec.get("ln1b"))
+        q = biased(matmul(ln, wn["wq"], act, w, act), vec.get("bq"), act, h)
         # Scaled before the product, which then is a plain batched matmul.
         q = unary(q, act, "qs", "arith.mulf %in, %scale")
-        k = matmul(ln, wn["wk"], act, w, act)
-        v = matmul(ln, wn["wv"], act, w, act)
+        k = biased(matmul(ln, wn["wk"], act, w, act), vec.get("bk"), act, h)
+        v = biased(matmul(ln, wn["wv"], act, w, act), vec.get("bv"), act, h)
         q4v, k4v, v4v = fresh("q"), fresh("k"), fresh("v")
         for src, dst in ((q, q4v), (k, k4v), (v, v4v)):
             p(f"  {dst} = tensor.expand_shape {src} [[0, 1], [2, 3]] "
@@ -203,13 +329,17 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"    %prod = arith.mulf %qi, %ki : {f}\n"
           f"    %sum = arith.addf %acc, %prod : {f}\n"
           f"    linalg.yield %sum : {f}\n  }} -> {sc}\n")
+        mask_max, seen_max = causal("%in", "%lowest")
+        mask_exp, seen_exp = causal("%e", "%zero")
         zm = filled(sr, "%lowest")
         mx = fresh("max")
         p(f"  {mx} = linalg.generic {{indexing_maps = [#s4, #s3], "
           f"iterator_types = [\"parallel\", \"parallel\", \"parallel\", "
-          f"\"reduction\"]}} ins({scores} : {sc}) outs({zm} : {sr}) {{\n"
-          f"  ^bb0(%in: {f}, %acc: {f}):\n"
-          f"    %m = arith.maximumf %in, %acc : {f}\n"
+          f"\"reduction\"]}} ins({scores} : {sc}) outs({zm} : {sr}) "
+          # The shift's gradient is exactly zero: softmax does not change.
+          f"attrs = {{sbp.stop_gradient}} {{\n"
+          f"  ^bb0(%in: {f}, %acc: {f}):\n{mask_max}"
+          f"    %m = arith.maximumf {seen_max}, %acc : {f}\n"
           f"    linalg.yield %m : {f}\n  }} -> {sr}\n")
         e = empty(sc)
         ex = fresh("exp")
@@ -218,8 +348,8 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"\"parallel\"]}} ins({scores}, {mx} : {sc}, {sr}) "
           f"outs({e} : {sc}) {{\n  ^bb0(%in: {f}, %m: {f}, %o: {f}):\n"
           f"    %t = arith.subf %in, %m : {f}\n"
-          f"    %ex = math.exp %t : {f}\n"
-          f"    linalg.yield %ex : {f}\n  }} -> {sc}\n")
+          f"    %e = math.exp %t : {f}\n{mask_exp}"
+          f"    linalg.yield {seen_exp} : {f}\n  }} -> {sc}\n")
         zs = filled(sr)
         sm = fresh("sum")
         p(f"  {sm} = linalg.generic {{indexing_maps = [#s4, #s3], "
@@ -248,18 +378,25 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
         c2 = fresh("ctx2d")
         p(f"  {c2} = tensor.collapse_shape {ctx} [[0, 1], [2, 3]] : "
           f"{q4} into {act}\n")
-        o = matmul(c2, wn["wo"], act, w, act)
+        o = biased(matmul(c2, wn["wo"], act, w, act), vec.get("bo"), act, h)
         x = add(x, o, act)
-        ln = rms_norm(x)
+        ln = norm(x, vec.get("ln2g"), vec.get("ln2b"))
         hdn = matmul(ln, wn["w1_"], act, w1, hid)
-        r = unary(hdn, hid, "relu", "arith.maximumf %in, %zero")
-        y = matmul(r, wn["w2_"], hid, w2, act)
+        if gpt2:
+            r = biased(hdn, vec["b1_"], hid, 4 * h, gelu=True)
+        else:
+            r = unary(hdn, hid, "relu", "arith.maximumf %in, %zero")
+        y = biased(matmul(r, wn["w2_"], hid, w2, act), vec.get("b2_"), act, h)
         x = add(x, y, act)
     if loop:
         p(f"  scf.yield {x} : {act}\n  }}\n")
         x = "%stack"
     if vocab:
-        x = matmul(rms_norm(x), cast("%wout", f"{h}x{vocab}"), act,
+        if gpt2:
+            x = norm(x, cast("%lnfg", f"{h}"), cast("%lnfb", f"{h}"))
+        else:
+            x = rms_norm(x)
+        x = matmul(x, cast("%wout", f"{h}x{vocab}"), act,
                    f"tensor<{h}x{vocab}x{f}>", logits)
         act = logits
     p(f"  return {x} : {act}\n}}\n")
@@ -281,13 +418,19 @@ def main():
                         help="tokens in, an embedding and logits out")
     parser.add_argument("--loop", action="store_true",
                         help="layers as an scf.for over stacked weights")
+    parser.add_argument("--gpt2", action="store_true",
+                        help="the block as GPT-2 and Megatron-LM write it: "
+                        "LayerNorm with a gain and a bias, biased "
+                        "projections, the tanh GeLU, causal attention, "
+                        "learned positions (with --vocab) and a final "
+                        "LayerNorm")
     parser.add_argument("-o", "--output", default="-")
     opts = parser.parse_args()
     if opts.hidden % opts.heads:
         parser.error("--hidden must be a multiple of --heads")
     out = sys.stdout if opts.output == "-" else open(opts.output, "w")
     emit(out, opts.hidden, opts.heads, opts.batch, opts.seq, opts.layers,
-         opts.dtype, opts.vocab, opts.loop, opts.param_dtype)
+         opts.dtype, opts.vocab, opts.loop, opts.param_dtype, opts.gpt2)
 
 
 if __name__ == "__main__":
