@@ -26,7 +26,7 @@ LOWEST = {"f64": "-1.7976931348623157e+308", "f32": "-3.40282347e+38",
 
 
 def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
-         loop=False, param_dtype=None, gpt2=False):
+         loop=False, param_dtype=None, gpt2=False, dropout=0.0):
     h, a, b, s = hidden, heads, batch, seq
     d = h // a
     n = b * s
@@ -86,6 +86,20 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
     p(f"  %inv_h = arith.constant {1.0 / h:.9e} : {f}\n")
     p(f"  %scale = arith.constant {d ** -0.5:.9e} : {f}\n")
     p(f"  %eps = arith.constant 1.0e-5 : {f}\n")
+    if dropout:
+        p(f"  %keep_scale = arith.constant {1 / (1 - dropout):.9e} : {f}\n")
+        # Kept where the hash, as an unsigned 64-bit integer, is at least
+        # the dropped fraction of 2^64.
+        p(f"  %drop_below = arith.constant {int(dropout * 2 ** 64)} : i64\n")
+        for name, value in (("mix_gamma", 0x9E3779B97F4A7C15),
+                            ("mix_a", 0xBF58476D1CE4E5B9),
+                            ("mix_b", 0x94D049BB133111EB)):
+            p(f"  %{name} = arith.constant {value - 2 ** 64} : i64\n")
+        # Shifts, the sites' numbers, the extents the key is built of.
+        for value in sorted({27, 30, 31, 8, 1, 2, 3, 4, n, h, b, a, s}):
+            p(f"  %c{value}_i64 = arith.constant {value} : i64\n")
+        for l in range(1 if loop else layers):
+            p(f"  %dlayer{l} = arith.constant {l} : index\n")
     if gpt2:
         p(f"  %half = arith.constant 0.5 : {f}\n")
         p(f"  %one = arith.constant 1.0 : {f}\n")
@@ -175,6 +189,60 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"  ^bb0(%i0: {f}, %i1: {f}, %o: {f}):\n"
           f"    %v = arith.addf %i0, %i1 : {f}\n"
           f"    linalg.yield %v : {f}\n  }} -> {ty}\n")
+        return v
+
+    # The layer whose ops are written (its index), for dropout's masks.
+    layer = ["%dlayer0"]
+
+    def kept(dims, site, value):
+        """Payload lines giving `value` dropped out (zero, or scaled by
+        1 / (1 - p)) at the element of the loops' indices, the layer and
+        `site`, and the name of that: a counter-based hash (SplitMix64's
+        finalizer) of the element's place, as Philox is in Megatron-LM, so
+        a layer's recomputation drops the same elements. The masks are the
+        same every step: a workload for the cost model, not a recipe."""
+        if not dropout:
+            return "", value
+        key = "%dk"
+        lines = [f"    %dl = arith.index_cast {layer[0]} : index to i64\n",
+                 "    %dl8 = arith.muli %dl, %c8_i64 : i64\n",
+                 f"    %dk = arith.addi %dl8, %c{site}_i64 : i64\n"]
+        for d, size in enumerate(dims):
+            lines += [f"    %di{d} = linalg.index {d} : index\n",
+                      f"    %dc{d} = arith.index_cast %di{d} : index to i64\n",
+                      f"    %dm{d} = arith.muli {key}, %c{size}_i64 : i64\n",
+                      f"    %dk{d} = arith.addi %dm{d}, %dc{d} : i64\n"]
+            key = f"%dk{d}"
+        lines += [f"    %z0 = arith.muli {key}, %mix_gamma : i64\n",
+                  "    %s0 = arith.shrui %z0, %c30_i64 : i64\n",
+                  "    %x0 = arith.xori %z0, %s0 : i64\n",
+                  "    %z1 = arith.muli %x0, %mix_a : i64\n",
+                  "    %s1 = arith.shrui %z1, %c27_i64 : i64\n",
+                  "    %x1 = arith.xori %z1, %s1 : i64\n",
+                  "    %z2 = arith.muli %x1, %mix_b : i64\n",
+                  "    %s2 = arith.shrui %z2, %c31_i64 : i64\n",
+                  "    %hash = arith.xori %z2, %s2 : i64\n",
+                  "    %keep = arith.cmpi uge, %hash, %drop_below : i64\n",
+                  f"    %scaled = arith.mulf {value}, %keep_scale : {f}\n",
+                  f"    %dropped = arith.select %keep, %scaled, %zero : {f}\n"]
+        return "".join(lines), "%dropped"
+
+    def residual(x, y, bias, site):
+        """`x + dropout(y + bias)`, as Megatron-LM's fused bias-dropout-add
+        (without --gpt2: `x + y`)."""
+        if not gpt2:
+            return add(x, y, act)
+        e = empty(act)
+        v = fresh("res")
+        lines, out = kept((n, h), site, "%yb")
+        p(f"  {v} = linalg.generic {{indexing_maps = [#m2, #m2, #c2, #m2], "
+          f"iterator_types = [\"parallel\", \"parallel\"]}} "
+          f"ins({x}, {y}, {bias} : {act}, {act}, tensor<{h}x{f}>) "
+          f"outs({e} : {act}) {{\n"
+          f"  ^bb0(%i0: {f}, %i1: {f}, %b: {f}, %o: {f}):\n"
+          f"    %yb = arith.addf %i1, %b : {f}\n{lines}"
+          f"    %v = arith.addf %i0, {out} : {f}\n"
+          f"    linalg.yield %v : {f}\n  }} -> {act}\n")
         return v
 
     def row_sum(x, prefix, square=False):
@@ -283,6 +351,7 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
             t3 = f"tensor<{b}x{s}x{h}x{f}>"
             x3, e, pos, xp = fresh("x3"), empty(t3), fresh("pos"), fresh("xp")
             wpe = cast("%wpe", f"{s}x{h}")
+            drop_lines, drop_out = kept((b, s, h), 1, "%v")
             p(f"  {x3} = tensor.expand_shape {x} [[0, 1], [2]] output_shape "
               f"[{b}, {s}, {h}] : {act} into {t3}\n")
             p(f"  {pos} = linalg.generic {{indexing_maps = [#t3, #p3, #t3], "
@@ -290,8 +359,8 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
               f"\"parallel\"]}} ins({x3}, {wpe} : {t3}, "
               f"tensor<{s}x{h}x{f}>) outs({e} : {t3}) {{\n"
               f"  ^bb0(%in: {f}, %w: {f}, %o: {f}):\n"
-              f"    %v = arith.addf %in, %w : {f}\n"
-              f"    linalg.yield %v : {f}\n  }} -> {t3}\n")
+              f"    %v = arith.addf %in, %w : {f}\n{drop_lines}"
+              f"    linalg.yield {drop_out} : {f}\n  }} -> {t3}\n")
             p(f"  {xp} = tensor.collapse_shape {pos} [[0, 1], [2]] : {t3} "
               f"into {act}\n")
             x = xp
@@ -307,6 +376,7 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
               f" [1, {sh.replace('x', ', ')}] [1{', 1' * rank}] : "
               f"tensor<{layers}x{sh}x{pf}> to tensor<{sh}x{pf}>\n")
     for l in range(1 if loop else layers):
+        layer[0] = "%layer" if loop else f"%dlayer{l}"
         wn = {nm: cast(f"%{nm}l" if loop else f"%{nm}{l}", sh)
               for nm, sh in zip(names, shapes)}
         vec = {nm: wn[nm] for nm in names[6:]}
@@ -366,6 +436,17 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"outs({e} : {sc}) {{\n  ^bb0(%in: {f}, %t: {f}, %o: {f}):\n"
           f"    %pr = arith.divf %in, %t : {f}\n"
           f"    linalg.yield %pr : {f}\n  }} -> {sc}\n")
+        if dropout:
+            # Attention dropout, its own kernel in Megatron-LM too.
+            lines, out = kept((b, a, s, s), 2, "%in")
+            e = empty(sc)
+            dr = fresh("probs_dropped")
+            p(f"  {dr} = linalg.generic {{indexing_maps = [#s4, #s4], "
+              f"iterator_types = [\"parallel\", \"parallel\", "
+              f"\"parallel\", \"parallel\"]}} ins({pr} : {sc}) "
+              f"outs({e} : {sc}) {{\n  ^bb0(%in: {f}, %o: {f}):\n{lines}"
+              f"    linalg.yield {out} : {f}\n  }} -> {sc}\n")
+            pr = dr
         zc = filled(q4)
         ctx = fresh("ctx")
         p(f"  {ctx} = linalg.generic {{indexing_maps = [#pv_p, #pv_v, #pv_o], "
@@ -378,16 +459,14 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
         c2 = fresh("ctx2d")
         p(f"  {c2} = tensor.collapse_shape {ctx} [[0, 1], [2, 3]] : "
           f"{q4} into {act}\n")
-        o = biased(matmul(c2, wn["wo"], act, w, act), vec.get("bo"), act, h)
-        x = add(x, o, act)
+        x = residual(x, matmul(c2, wn["wo"], act, w, act), vec.get("bo"), 3)
         ln = norm(x, vec.get("ln2g"), vec.get("ln2b"))
         hdn = matmul(ln, wn["w1_"], act, w1, hid)
         if gpt2:
             r = biased(hdn, vec["b1_"], hid, 4 * h, gelu=True)
         else:
             r = unary(hdn, hid, "relu", "arith.maximumf %in, %zero")
-        y = biased(matmul(r, wn["w2_"], hid, w2, act), vec.get("b2_"), act, h)
-        x = add(x, y, act)
+        x = residual(x, matmul(r, wn["w2_"], hid, w2, act), vec.get("b2_"), 4)
     if loop:
         p(f"  scf.yield {x} : {act}\n  }}\n")
         x = "%stack"
@@ -424,13 +503,22 @@ def main():
                         "projections, the tanh GeLU, causal attention, "
                         "learned positions (with --vocab) and a final "
                         "LayerNorm")
+    parser.add_argument("--dropout", type=float, default=0.0,
+                        help="with --gpt2: dropout of this fraction where "
+                        "Megatron-LM drops out (the embedding, attention's "
+                        "probabilities, each residual branch)")
     parser.add_argument("-o", "--output", default="-")
     opts = parser.parse_args()
+    if opts.dropout and not opts.gpt2:
+        parser.error("--dropout needs --gpt2")
+    if not 0 <= opts.dropout < 1:
+        parser.error("--dropout must be in [0, 1)")
     if opts.hidden % opts.heads:
         parser.error("--hidden must be a multiple of --heads")
     out = sys.stdout if opts.output == "-" else open(opts.output, "w")
     emit(out, opts.hidden, opts.heads, opts.batch, opts.seq, opts.layers,
-         opts.dtype, opts.vocab, opts.loop, opts.param_dtype, opts.gpt2)
+         opts.dtype, opts.vocab, opts.loop, opts.param_dtype, opts.gpt2,
+         opts.dropout)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,10 @@
 al., SC'21, Table 1; ../shared/reference/megatron-sc21.md): for each GPT of
 the table, one mixed-precision training step (bf16 compute, f32 master
 weights, gradients and AdamW state, as the paper's mixed precision keeps
-16 bytes a parameter; cross-entropy over a 51,200-token
+16 bytes a parameter; GPT-2's block as Megatron-LM builds it: LayerNorm,
+biased projections, the tanh GeLU, causal attention, learned positions,
+dropout 0.1 where Megatron-LM drops out, its default;
+cross-entropy over a 51,200-token
 vocabulary, sequence 2048, the table's global batch; layers as one scf.for,
 whose backward recomputes each layer from its input as Megatron's full
 recomputation does) is searched by sbp-auto-parallel on the A100 preset of
@@ -75,7 +78,8 @@ def make_step(opt, work, name, hidden, heads, batch, layers):
                     "--hidden", str(hidden), "--heads", str(heads),
                     "--batch", str(batch), "--seq", str(SEQ),
                     "--layers", str(layers), "--vocab", str(VOCAB),
-                    "--dtype", "bf16", "--param-dtype", "f32", "--loop",
+                    "--dtype", "bf16", "--param-dtype", "f32", "--loop", "--gpt2",
+                    "--dropout", "0.1",
                     "-o", model], check=True)
     subprocess.run([opt, model, "--sbp-make-train-step", "-o", step],
                    check=True)

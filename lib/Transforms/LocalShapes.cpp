@@ -120,6 +120,30 @@ SmallVector<OpFoldResult> sbp::getLocalSizes(OpBuilder &builder, Location loc,
   return sizes;
 }
 
+SmallVector<OpFoldResult>
+sbp::getLocalOffsets(OpBuilder &builder, Location loc, MeshOp mesh,
+                     ArrayRef<int64_t> global, ArrayRef<SbpEntry> entries) {
+  SmallVector<OpFoldResult> offsets;
+  for (auto [dim, size] : llvm::enumerate(global)) {
+    // Each axis splitting the dimension splits the piece of the axes
+    // before it.
+    OpFoldResult local = builder.getIndexAttr(size);
+    Value offset;
+    for (auto [axis, entry] : llvm::enumerate(entries)) {
+      if (!entry.isSplit() || entry.getDim() != static_cast<int64_t>(dim))
+        continue;
+      auto [start, piece] = getPiece(builder, loc, mesh, axis, local);
+      Value startValue = getValueOrCreateConstantIndexOp(builder, loc, start);
+      offset = offset ? arith::AddIOp::create(builder, loc, offset, startValue)
+                            .getResult()
+                      : startValue;
+      local = piece;
+    }
+    offsets.push_back(offset ? OpFoldResult(offset) : builder.getIndexAttr(0));
+  }
+  return offsets;
+}
+
 Value sbp::lowerBoxing(OpBuilder &builder, Location loc, MeshOp mesh,
                        Value value, RankedTensorType global,
                        ArrayRef<SbpEntry> src, ArrayRef<SbpEntry> dst) {

@@ -1,5 +1,7 @@
 //===- Partition.cpp - Rewrite to the per-device program ------------------===//
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "sbp/Transforms/LocalShapes.h"
@@ -40,6 +42,9 @@ private:
       return builder.getIndexAttr(type.getDimSize(dim));
     return tensor::DimOp::create(builder, loc, value, dim).getResult();
   }
+  /// Offsets each `linalg.index` of a loop the op's layouts split by where
+  /// the device's piece starts, so that payloads see global indices.
+  void offsetIndices(linalg::LinalgOp op);
   LogicalResult partitionSignature();
   LogicalResult partitionOp(Operation *op);
   Value rebuild(Operation *op, ArrayRef<NdSbpAttr> operands,
@@ -49,6 +54,59 @@ private:
   MeshOp mesh;
   OpBuilder builder;
 };
+
+void FunctionPartitioner::offsetIndices(linalg::LinalgOp op) {
+  SmallVector<linalg::IndexOp> indices;
+  op.getBlock()->walk([&](linalg::IndexOp index) { indices.push_back(index); });
+  if (indices.empty())
+    return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // The offset of each loop's piece, from an operand indexed by the loop
+  // alone along one dimension.
+  DenseMap<unsigned, OpFoldResult> offsets;
+  builder.setInsertionPoint(op);
+  for (OpOperand &operand : op->getOpOperands()) {
+    NdSbpAttr layout = getUseSharding(operand);
+    if (!layout || layout.isReplicated())
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    SmallVector<int64_t> loops;
+    for (AffineExpr expr : map.getResults()) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      loops.push_back(dim ? dim.getPosition() : -1);
+    }
+    // Only the dimensions of loops the payload reads need an offset.
+    SmallVector<SbpEntry> entries;
+    for (SbpEntry entry : layout.getEntries())
+      entries.push_back(entry.isSplit() && loops[entry.getDim()] >= 0 &&
+                                llvm::any_of(indices,
+                                             [&](linalg::IndexOp index) {
+                                               return index.getDim() ==
+                                                      loops[entry.getDim()];
+                                             })
+                            ? entry
+                            : SbpEntry::broadcast());
+    if (llvm::none_of(entries, [](SbpEntry e) { return e.isSplit(); }))
+      continue;
+    SmallVector<int64_t> shape;
+    for (int64_t loop : loops)
+      shape.push_back(loop >= 0 ? ranges[loop] : 1);
+    for (auto [dim, offset] : llvm::enumerate(
+             getLocalOffsets(builder, op.getLoc(), mesh, shape, entries)))
+      if (!isConstantIntValue(offset, 0))
+        offsets.try_emplace(loops[dim], offset);
+  }
+  for (linalg::IndexOp index : indices) {
+    OpFoldResult offset = offsets.lookup(index.getDim());
+    if (!offset)
+      continue;
+    builder.setInsertionPointAfter(index);
+    auto shifted = arith::AddIOp::create(
+        builder, index.getLoc(), index,
+        getValueOrCreateConstantIndexOp(builder, index.getLoc(), offset));
+    index.getResult().replaceAllUsesExcept(shifted, shifted);
+  }
+}
 
 LogicalResult FunctionPartitioner::partitionSignature() {
   StringRef name = SbpDialect::getShardingAttrName();
@@ -191,6 +249,11 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
 }
 
 LogicalResult FunctionPartitioner::run() {
+  // While the types are still global.
+  func.getFunctionBody().walk([&](linalg::LinalgOp op) {
+    if (op->hasAttr(SbpDialect::getResultShardingsAttrName()))
+      offsetIndices(op);
+  });
   if (failed(partitionSignature()))
     return failure();
   SmallVector<Operation *> ops;

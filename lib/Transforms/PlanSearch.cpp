@@ -54,21 +54,45 @@ Allow sbp::getDataTensorParallel(
       return roles->lookup(i);
     };
   }
-  auto parameters = std::make_shared<DenseSet<Value>>();
-  for (BlockArgument arg : entry.getArguments())
-    if (isParameter(arg.getArgNumber()).value_or(false))
-      parameters->insert(arg);
   // Views of a parameter, and its copies in another element type (mixed
   // precision's master weights cast to the compute type), are it.
-  auto readsParameter = [parameters](Value value) {
+  auto isView = [](Operation *op) {
+    return isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
+               tensor::ExpandShapeOp, tensor::CastOp>(op) ||
+           isElementTypeCopy(op);
+  };
+  // Parameters read only as vectors (LayerNorm's gains and biases, the
+  // projections' biases, or their slices per layer) are free over the
+  // tensor axes: Megatron-LM splits a bias with its column-parallel
+  // product's output and keeps the others whole on every device.
+  auto isVector = [&](BlockArgument arg) {
+    SmallVector<Value> work = {arg};
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (isView(user) && user->getOperand(0) == value)
+          work.push_back(user->getResult(0));
+        else if (cast<ShapedType>(value.getType()).getRank() > 1)
+          return false;
+      }
+    }
+    return true;
+  };
+  // Each parameter, and whether it is a vector.
+  auto parameters = std::make_shared<DenseMap<Value, bool>>();
+  for (BlockArgument arg : entry.getArguments())
+    if (isParameter(arg.getArgNumber()).value_or(false))
+      (*parameters)[arg] = isa<ShapedType>(arg.getType()) && isVector(arg);
+  // Whether `value` is a parameter, or its view, that must be split over
+  // the tensor axes.
+  auto readsMatrix = [parameters, isView](Value value) {
     while (Operation *op = value.getDefiningOp()) {
-      if (!isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
-               tensor::ExpandShapeOp, tensor::CastOp>(op) &&
-          !isElementTypeCopy(op))
+      if (!isView(op))
         return false;
       value = op->getOperand(0);
     }
-    return parameters->contains(value);
+    auto it = parameters->find(value);
+    return it != parameters->end() && !it->second;
   };
   // The first of the axes one way, the others another; on an axis of one
   // device `B` is every layout (the search enumerates no other there).
@@ -85,19 +109,25 @@ Allow sbp::getDataTensorParallel(
   auto isBroadcast = [](SbpEntry e) { return e.isBroadcast(); };
   auto isSplit = [](SbpEntry e) { return e.isSplit(); };
   auto isBatchSplit = [](SbpEntry e) { return e.isSplit() && !e.getDim(); };
+  auto isAny = [](SbpEntry) { return true; };
+  SmallVector<Value> args(entry.getArguments());
   return [=](const SearchProblem::Node &node, unsigned s) {
     if (node.kind == Kind::Argument) {
       std::optional<bool> parameter = isParameter(node.index);
       if (!parameter)
         return true;
-      return *parameter ? byAxis(node.layouts[s], isBroadcast, isSplit)
-                        : byAxis(node.layouts[s], isBatchSplit, isBroadcast);
+      if (!*parameter)
+        return byAxis(node.layouts[s], isBatchSplit, isBroadcast);
+      using Entries = bool (*)(SbpEntry);
+      bool vector = parameters->lookup(args[node.index]);
+      return byAxis(node.layouts[s], isBroadcast,
+                    vector ? Entries(isAny) : Entries(isSplit));
     }
     if (node.kind != Kind::Op)
       return true;
     for (auto [operand, layout] :
          llvm::zip(node.op->getOperands(), node.signatures[s].operands))
-      if (readsParameter(operand) && !byAxis(layout, isBroadcast, isSplit))
+      if (readsMatrix(operand) && !byAxis(layout, isBroadcast, isSplit))
         return false;
     return true;
   };

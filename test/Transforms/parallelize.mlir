@@ -318,3 +318,66 @@ func.func @caller(%x: tensor<4x3x8xf32>) -> tensor<4x3x8xf32> {
   %0 = func.call @slices(%x) : (tensor<4x3x8xf32>) -> tensor<4x3x8xf32>
   return %0 : tensor<4x3x8xf32>
 }
+
+// -----
+
+// A payload reading its loops' indices (a causal mask) split by rows: each
+// device adds its piece's offset to the split loop's index, not to the
+// other's.
+// CHECK-LABEL: func.func @causal_rows
+// CHECK: %[[K:.*]] = sbp.axis_index @m axis = 0
+// CHECK: %[[OFF:.*]] = arith.muli %[[K]], %c2
+// CHECK: linalg.generic
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK-NEXT: %[[GI:.*]] = arith.addi %[[I]], %[[OFF]] : index
+// CHECK-NEXT: %[[J:.*]] = linalg.index 1 : index
+// CHECK-NEXT: arith.cmpi ule, %[[J]], %[[GI]] : index
+sbp.mesh @m shape = [4]
+func.func @causal_rows(%x: tensor<8x8xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>})
+    -> (tensor<8x8xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>}) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %seen = arith.cmpi ule, %j, %i : index
+    %v = arith.select %seen, %in, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// Split over both axes of a [2, 2] mesh into uneven pieces (6 rows: 3 a
+// device of axis 0, then 2 and 1): the offset is the piece's start along
+// axis 0 plus its start within that piece along axis 1.
+// CHECK-LABEL: func.func @positions_2d
+// CHECK-DAG: %[[K1:.*]] = sbp.axis_index @m2 axis = 1
+// CHECK-DAG: %[[K0:.*]] = sbp.axis_index @m2 axis = 0
+// CHECK: %[[START0:.*]] = arith.muli %[[K0]], %c3
+// CHECK: %[[MIN:.*]] = arith.minui %[[K1]], %c1
+// CHECK: %[[START1:.*]] = arith.addi %[[K1]], %[[MIN]]
+// CHECK: %[[OFF:.*]] = arith.addi %[[START0]], %[[START1]]
+// CHECK-NEXT: linalg.generic
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK-NEXT: arith.addi %[[I]], %[[OFF]] : index
+sbp.mesh @m2 shape = [2, 2]
+func.func @positions_2d(%x: tensor<6x4xf32> {sbp.sharding = #sbp.nd<@m2, [S(0), S(0)]>})
+    -> (tensor<6x4xf32> {sbp.sharding = #sbp.nd<@m2, [S(0), S(0)]>}) {
+  %e = tensor.empty() : tensor<6x4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<6x4xf32>) outs(%e : tensor<6x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %fi = arith.sitofp %ii : i64 to f32
+    %v = arith.addf %in, %fi : f32
+    linalg.yield %v : f32
+  } -> tensor<6x4xf32>
+  return %y : tensor<6x4xf32>
+}

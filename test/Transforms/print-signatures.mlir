@@ -290,10 +290,12 @@ func.func @quantized_conv(%x: tensor<2x8x8x4xi8>, %w: tensor<3x3x4x16xi8>,
 
 // -----
 
-// A loop whose index the payload reads stays whole.
+// A loop whose index the payload reads splits too (sbp-partition offsets
+// the index).
 // CHECK-LABEL: func @iota
 // CHECK-NEXT:  linalg.generic
 // CHECK-NEXT:    (B) -> (B)
+// CHECK-NEXT:    (S(0)) -> (S(0))
 // CHECK-NEXT:    (S(1)) -> (S(1))
 // CHECK-NEXT:  func.return
 func.func @iota(%o: tensor<4x8xi64>) -> tensor<4x8xi64> {

@@ -29,6 +29,12 @@ SmallVector<OpFoldResult> getLocalSizes(OpBuilder &builder, Location loc,
                                         MeshOp mesh, ArrayRef<int64_t> global,
                                         ArrayRef<SbpEntry> entries);
 
+/// The offsets, in the whole tensor, of the executing device's piece of a
+/// tensor of static shape `global` laid out as `entries`.
+SmallVector<OpFoldResult> getLocalOffsets(OpBuilder &builder, Location loc,
+                                          MeshOp mesh, ArrayRef<int64_t> global,
+                                          ArrayRef<SbpEntry> entries);
+
 /// Converts `value`, the local piece of a tensor of global type `global`
 /// laid out as `src`, into its piece under `dst`, following `planBoxing`.
 Value lowerBoxing(OpBuilder &builder, Location loc, MeshOp mesh, Value value,

@@ -448,6 +448,9 @@ def SbpPartitionPass : Pass<"sbp-partition", "ModuleOp"> {
       (`sbp.axis_index`) for `B -> S`, the first device keeping its copy and
       the others zeros for `B -> P(sum)`, and the device's piece padded
       with the reduction's neutral element for `S -> P`;
+    * a `linalg.index` of a loop that a structured op's layouts split gets
+      the device's offset along that loop added, so the payload (a causal
+      mask, a one-hot, a position) still sees global indices;
     * `sbp.annotate` ops disappear and the recorded layouts are removed;
     * the module gets the unit attribute `sbp.partitioned`, which tells
       `sbp-run` that its functions take local shards.

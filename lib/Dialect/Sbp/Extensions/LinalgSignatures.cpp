@@ -6,7 +6,8 @@
 // splits the inputs and makes the inits and results partial, with the kind
 // read from the combiner in the payload. A loop is splittable only where it
 // indexes operands directly (not inside compound expressions such as the
-// `h + kh` of a convolution) and the payload does not read its index.
+// `h + kh` of a convolution); where the payload reads its index,
+// sbp-partition offsets the index by the device's piece.
 //
 //===----------------------------------------------------------------------===//
 
@@ -260,19 +261,11 @@ struct StructuredSignatureModel : public SbpSignatureOpInterface::ExternalModel<
     if (!linalgOp.hasPureTensorSemantics())
       return signatures;
 
-    // Loops whose index the payload reads would need their offsets
-    // adjusted per device; they stay whole.
-    llvm::SmallDenseSet<unsigned> indexedLoops;
-    linalgOp.getBlock()->walk(
-        [&](linalg::IndexOp index) { indexedLoops.insert(index.getDim()); });
-
     SmallVector<utils::IteratorType> iterators =
         linalgOp.getIteratorTypesArray();
     SmallVector<std::optional<ReductionKind>> combiners =
         getCombinerKinds(linalgOp);
     for (unsigned loop = 0, e = linalgOp.getNumLoops(); loop < e; ++loop) {
-      if (indexedLoops.contains(loop))
-        continue;
       bool isReduction = iterators[loop] == utils::IteratorType::reduction;
       if (isReduction && llvm::is_contained(combiners, std::nullopt))
         continue;
