@@ -158,7 +158,8 @@ using Allow = std::function<bool(const SearchProblem::Node &, unsigned)>;
 /// and split over the others, batch inputs split along dimension 0 over
 /// the first and `B` over the others, and every op reads parameters (or
 /// slices, reshapes and element-type casts of them) in such a layout, never
-/// gathered.
+/// gathered. Parameters read only as vectors (biases, LayerNorm's gains)
+/// are free over the others.
 /// `isParameter` says of an argument whether it is a parameter (true), a
 /// batch input (false) or neither, left free (nullopt); by default the
 /// node's `isParameter` decides. Axes before `firstAxis` are left alone.
