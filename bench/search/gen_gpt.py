@@ -11,6 +11,11 @@ tokens, embeds them and returns logits; `--loop` writes the layers as one
 scf.for over weights stacked [layers, ...]. `--param-dtype f32` with
 `--dtype bf16` is mixed precision: the weights (and so their gradients and
 optimizer state) are f32 master copies, each cast to bf16 where it is read.
+`--gpt2` writes GPT-2's block as Megatron-LM builds it (LayerNorm with a
+gain and a bias, biased projections, the tanh GeLU, causal attention,
+learned positions, a final LayerNorm: 13 h more parameters a layer), and
+`--dropout P` adds its dropouts (embedding, attention probabilities, each
+residual branch), masks hashed from each element's indices.
 
   gen_gpt.py --hidden 12288 --heads 96 --batch 8 --seq 512 --layers 1
   gen_gpt.py --hidden 2304 --heads 24 --batch 512 --seq 2048 --layers 24 \
@@ -80,6 +85,7 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
         p("#v1 = affine_map<(i) -> (i)>\n#c2 = affine_map<(i, j) -> (j)>\n")
         p("#t3 = affine_map<(b, i, j) -> (b, i, j)>\n")
         p("#p3 = affine_map<(b, i, j) -> (i, j)>\n")
+        p("#b3 = affine_map<(b, i, j) -> (j)>\n")
     p(f"func.func @gpt({', '.join(args)}) -> {logits if vocab else act} {{\n")
     p(f"  %zero = arith.constant 0.0 : {f}\n")
     p(f"  %lowest = arith.constant {LOWEST[f]} : {f}\n")
@@ -90,7 +96,9 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
         p(f"  %keep_scale = arith.constant {1 / (1 - dropout):.9e} : {f}\n")
         # Kept where the hash, as an unsigned 64-bit integer, is at least
         # the dropped fraction of 2^64.
-        p(f"  %drop_below = arith.constant {int(dropout * 2 ** 64)} : i64\n")
+        below = int(dropout * 2 ** 64)
+        p(f"  %drop_below = arith.constant "
+          f"{below - 2 ** 64 if below >= 2 ** 63 else below} : i64\n")
         for name, value in (("mix_gamma", 0x9E3779B97F4A7C15),
                             ("mix_a", 0xBF58476D1CE4E5B9),
                             ("mix_b", 0x94D049BB133111EB)):
@@ -194,20 +202,22 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
     # The layer whose ops are written (its index), for dropout's masks.
     layer = ["%dlayer0"]
 
-    def kept(dims, site, value):
+    def kept(loops, site, value):
         """Payload lines giving `value` dropped out (zero, or scaled by
-        1 / (1 - p)) at the element of the loops' indices, the layer and
-        `site`, and the name of that: a counter-based hash (SplitMix64's
-        finalizer) of the element's place, as Philox is in Megatron-LM, so
-        a layer's recomputation drops the same elements. The masks are the
-        same every step: a workload for the cost model, not a recipe."""
+        1 / (1 - p)) at the element of `loops` (loop, extent) indices, the
+        layer and `site`, and the name of that: a counter-based hash
+        (SplitMix64's finalizer) of the element's place, as Philox is in
+        Megatron-LM, so a layer's recomputation drops the same elements.
+        The batch's loop is left out, so that the program cuts into
+        micro-batches: every sequence, and every step, has the same masks
+        (a workload for the cost model, not a recipe)."""
         if not dropout:
             return "", value
         key = "%dk"
         lines = [f"    %dl = arith.index_cast {layer[0]} : index to i64\n",
                  "    %dl8 = arith.muli %dl, %c8_i64 : i64\n",
                  f"    %dk = arith.addi %dl8, %c{site}_i64 : i64\n"]
-        for d, size in enumerate(dims):
+        for d, size in loops:
             lines += [f"    %di{d} = linalg.index {d} : index\n",
                       f"    %dc{d} = arith.index_cast %di{d} : index to i64\n",
                       f"    %dm{d} = arith.muli {key}, %c{size}_i64 : i64\n",
@@ -229,20 +239,26 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
 
     def residual(x, y, bias, site):
         """`x + dropout(y + bias)`, as Megatron-LM's fused bias-dropout-add
-        (without --gpt2: `x + y`)."""
+        (without --gpt2: `x + y`), on [batch, seq, hidden] views."""
         if not gpt2:
             return add(x, y, act)
-        e = empty(act)
-        v = fresh("res")
-        lines, out = kept((n, h), site, "%yb")
-        p(f"  {v} = linalg.generic {{indexing_maps = [#m2, #m2, #c2, #m2], "
-          f"iterator_types = [\"parallel\", \"parallel\"]}} "
-          f"ins({x}, {y}, {bias} : {act}, {act}, tensor<{h}x{f}>) "
-          f"outs({e} : {act}) {{\n"
+        t3 = f"tensor<{b}x{s}x{h}x{f}>"
+        x3, y3, e, v3, v = (fresh("rx"), fresh("ry"), empty(t3), fresh("res3"),
+                            fresh("res"))
+        for src_, dst in ((x, x3), (y, y3)):
+            p(f"  {dst} = tensor.expand_shape {src_} [[0, 1], [2]] "
+              f"output_shape [{b}, {s}, {h}] : {act} into {t3}\n")
+        lines, out = kept(((1, s), (2, h)), site, "%yb")
+        p(f"  {v3} = linalg.generic {{indexing_maps = [#t3, #t3, #b3, #t3], "
+          f"iterator_types = [\"parallel\", \"parallel\", \"parallel\"]}} "
+          f"ins({x3}, {y3}, {bias} : {t3}, {t3}, tensor<{h}x{f}>) "
+          f"outs({e} : {t3}) {{\n"
           f"  ^bb0(%i0: {f}, %i1: {f}, %b: {f}, %o: {f}):\n"
           f"    %yb = arith.addf %i1, %b : {f}\n{lines}"
           f"    %v = arith.addf %i0, {out} : {f}\n"
-          f"    linalg.yield %v : {f}\n  }} -> {act}\n")
+          f"    linalg.yield %v : {f}\n  }} -> {t3}\n")
+        p(f"  {v} = tensor.collapse_shape {v3} [[0, 1], [2]] : {t3} "
+          f"into {act}\n")
         return v
 
     def row_sum(x, prefix, square=False):
@@ -351,7 +367,7 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
             t3 = f"tensor<{b}x{s}x{h}x{f}>"
             x3, e, pos, xp = fresh("x3"), empty(t3), fresh("pos"), fresh("xp")
             wpe = cast("%wpe", f"{s}x{h}")
-            drop_lines, drop_out = kept((b, s, h), 1, "%v")
+            drop_lines, drop_out = kept(((1, s), (2, h)), 1, "%v")
             p(f"  {x3} = tensor.expand_shape {x} [[0, 1], [2]] output_shape "
               f"[{b}, {s}, {h}] : {act} into {t3}\n")
             p(f"  {pos} = linalg.generic {{indexing_maps = [#t3, #p3, #t3], "
@@ -438,7 +454,7 @@ def emit(out, hidden, heads, batch, seq, layers, dtype="f32", vocab=0,
           f"    linalg.yield %pr : {f}\n  }} -> {sc}\n")
         if dropout:
             # Attention dropout, its own kernel in Megatron-LM too.
-            lines, out = kept((b, a, s, s), 2, "%in")
+            lines, out = kept(((1, a), (2, s), (3, s)), 2, "%in")
             e = empty(sc)
             dr = fresh("probs_dropped")
             p(f"  {dr} = linalg.generic {{indexing_maps = [#s4, #s4], "
