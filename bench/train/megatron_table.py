@@ -32,7 +32,7 @@ Megatron-LM's layouts on its [d, t] mesh, priced by the same pipeline
 model (1F1B simulated per micro-batch, sends of each device's shard).
 
 Usage: bench/train/megatron_table.py [--build build] [--rows 1,2,3]
-       [--time-limit 120] [--keep DIR]
+       [--time-limit 120] [--keep DIR] [--dropout 0.1]
 """
 
 import argparse
@@ -68,7 +68,7 @@ def flops(batch, layers, hidden):
     return 96 * batch * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
 
 
-def make_step(opt, work, name, hidden, heads, batch, layers):
+def make_step(opt, work, name, hidden, heads, batch, layers, dropout=0.1):
     """Writes the GPT's mixed-precision training step into `work`; its
     path."""
     model = os.path.join(work, f"{name}.mlir")
@@ -79,7 +79,7 @@ def make_step(opt, work, name, hidden, heads, batch, layers):
                     "--batch", str(batch), "--seq", str(SEQ),
                     "--layers", str(layers), "--vocab", str(VOCAB),
                     "--dtype", "bf16", "--param-dtype", "f32", "--loop", "--gpt2",
-                    "--dropout", "0.1",
+                    "--dropout", str(dropout),
                     "-o", model], check=True)
     subprocess.run([opt, model, "--sbp-make-train-step", "-o", step],
                    check=True)
@@ -161,6 +161,8 @@ def parse_options(doc, name, add=lambda parser: None):
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--time-limit", type=float, default=120)
     parser.add_argument("--keep", help="keep models and reports here")
+    parser.add_argument("--dropout", type=float, default=0.1,
+                        help="the GPT's dropout (Megatron-LM's default)")
     add(parser)
     opts = parser.parse_args()
     work = opts.keep or tempfile.mkdtemp(prefix=f"sbp-{name}-")
@@ -182,7 +184,7 @@ def main():
         params, heads, hidden, layers, t, p, gpus, batch, paper = \
             ROWS[index - 1]
         step = make_step(opt, work, f"row{index}", hidden, heads, batch,
-                         layers)
+                         layers, opts.dropout)
         cluster = f"dgx-a100-8x{gpus // 8}"
         total = flops(batch, layers, hidden)
         entry, seconds, error = search(

@@ -38,7 +38,8 @@ def gathered(entry):
 
 def main():
     opts, opt, work = parse_options(__doc__, "zero3")
-    step = make_step(opt, work, "gpt175b", HIDDEN, HEADS, BATCH, LAYERS)
+    step = make_step(opt, work, "gpt175b", HIDDEN, HEADS, BATCH, LAYERS,
+                     opts.dropout)
     total = flops(BATCH, LAYERS, HIDDEN)
     print("| GPUs | 1-D mesh: search's plan | TFLOP/s per GPU (ZeRO-3 "
           "measured) | [nodes, 8] mesh: search's plan | TFLOP/s per GPU "

@@ -120,9 +120,10 @@ SmallVector<OpFoldResult> sbp::getLocalSizes(OpBuilder &builder, Location loc,
   return sizes;
 }
 
-SmallVector<OpFoldResult>
-sbp::getLocalOffsets(OpBuilder &builder, Location loc, MeshOp mesh,
-                     ArrayRef<int64_t> global, ArrayRef<SbpEntry> entries) {
+SmallVector<OpFoldResult> sbp::getLocalOffsets(OpBuilder &builder, Location loc,
+                                               MeshOp mesh,
+                                               ArrayRef<int64_t> global,
+                                               ArrayRef<SbpEntry> entries) {
   SmallVector<OpFoldResult> offsets;
   for (auto [dim, size] : llvm::enumerate(global)) {
     // Each axis splitting the dimension splits the piece of the axes

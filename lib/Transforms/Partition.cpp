@@ -73,7 +73,7 @@ void FunctionPartitioner::offsetIndices(linalg::LinalgOp op) {
     SmallVector<int64_t> loops;
     for (AffineExpr expr : map.getResults()) {
       auto dim = dyn_cast<AffineDimExpr>(expr);
-      loops.push_back(dim ? dim.getPosition() : -1);
+      loops.push_back(dim ? static_cast<int64_t>(dim.getPosition()) : -1);
     }
     // Only the dimensions of loops the payload reads need an offset.
     SmallVector<SbpEntry> entries;
@@ -91,10 +91,11 @@ void FunctionPartitioner::offsetIndices(linalg::LinalgOp op) {
     SmallVector<int64_t> shape;
     for (int64_t loop : loops)
       shape.push_back(loop >= 0 ? ranges[loop] : 1);
-    for (auto [dim, offset] : llvm::enumerate(
-             getLocalOffsets(builder, op.getLoc(), mesh, shape, entries)))
-      if (!isConstantIntValue(offset, 0))
-        offsets.try_emplace(loops[dim], offset);
+    SmallVector<OpFoldResult> starts =
+        getLocalOffsets(builder, op.getLoc(), mesh, shape, entries);
+    for (auto [dim, start] : llvm::enumerate(starts))
+      if (!isConstantIntValue(start, 0))
+        offsets.try_emplace(loops[dim], start);
   }
   for (linalg::IndexOp index : indices) {
     OpFoldResult offset = offsets.lookup(index.getDim());

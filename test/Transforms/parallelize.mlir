@@ -381,3 +381,29 @@ func.func @positions_2d(%x: tensor<6x4xf32> {sbp.sharding = #sbp.nd<@m2, [S(0), 
   } -> tensor<6x4xf32>
   return %y : tensor<6x4xf32>
 }
+
+// -----
+
+// An operand indexed by a constant along one dimension (a column of
+// indices, as ONNX GatherND imports) beside the split loop's own.
+// CHECK-LABEL: func.func @constant_dimension
+// CHECK: %[[K:.*]] = sbp.axis_index @m axis = 0
+// CHECK: %[[OFF:.*]] = arith.muli %[[K]], %c2
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK-NEXT: arith.addi %[[I]], %[[OFF]] : index
+sbp.mesh @m shape = [4]
+func.func @constant_dimension(%x: tensor<8x1xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>})
+    -> (tensor<8x4xf32> {sbp.sharding = #sbp.nd<@m, [S(0)]>}) {
+  %e = tensor.empty() : tensor<8x4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, 0)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x1xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %fi = arith.sitofp %ii : i64 to f32
+    %v = arith.addf %in, %fi : f32
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
