@@ -57,7 +57,11 @@ private:
 
 void FunctionPartitioner::offsetIndices(linalg::LinalgOp op) {
   SmallVector<linalg::IndexOp> indices;
-  op.getBlock()->walk([&](linalg::IndexOp index) { indices.push_back(index); });
+  llvm::SmallDenseSet<int64_t> readLoops;
+  op.getBlock()->walk([&](linalg::IndexOp index) {
+    indices.push_back(index);
+    readLoops.insert(index.getDim());
+  });
   if (indices.empty())
     return;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -78,12 +82,8 @@ void FunctionPartitioner::offsetIndices(linalg::LinalgOp op) {
     // Only the dimensions of loops the payload reads need an offset.
     SmallVector<SbpEntry> entries;
     for (SbpEntry entry : layout.getEntries())
-      entries.push_back(entry.isSplit() && loops[entry.getDim()] >= 0 &&
-                                llvm::any_of(indices,
-                                             [&](linalg::IndexOp index) {
-                                               return index.getDim() ==
-                                                      loops[entry.getDim()];
-                                             })
+      entries.push_back(entry.isSplit() &&
+                                readLoops.contains(loops[entry.getDim()])
                             ? entry
                             : SbpEntry::broadcast());
     if (llvm::none_of(entries, [](SbpEntry e) { return e.isSplit(); }))

@@ -91,8 +91,9 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     parameters replicated), tensor parallel (parameters split on every
     mesh axis) and, on meshes of several axes, data x tensor parallel
     (data parallel over the first axis, tensor parallel over the others,
-    weights never gathered; vectors such as biases free over the others). Arguments whose dimension 0 equals the first result's are
-    inputs; the others are parameters. An axis of one device adds no
+    weights never gathered; vectors such as biases free over the others).
+    Arguments whose dimension 0 equals the first result's are inputs; the
+    others are parameters. An axis of one device adds no
     layouts: every value and op is `B` along it.
 
     The mesh is `mesh=` (created as `@mesh` unless the module has one of
