@@ -25,8 +25,10 @@ ROWS = [(384, 144, 153), (768, 88, 149), (1536, 44, 141)]
 
 def gathered(entry):
     """How many of the plan's matmuls read whole weights that are stored
-    split (ZeRO-3's gather before use): "", "some " or "all "."""
-    if not all("S(" in a["layout"] for a in entry["arguments"]
+    split (ZeRO-3's gather before use): "", "some " or "all ". Vectors
+    (biases, LayerNorm's parameters) may stay whole: some parameter
+    stored split is enough."""
+    if not any("S(" in a["layout"] for a in entry["arguments"]
                if a["role"] == "parameter"):
         return ""
     # A matmul's second operand is its weight, replicated when gathered.
