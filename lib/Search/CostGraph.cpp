@@ -13,6 +13,8 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <tuple>
 
 using namespace mlir;
@@ -289,6 +291,53 @@ void Solver::eliminate(SolveStats &stats) {
   }
 }
 
+/// An integer program as loaded into the solver, and its time limit.
+struct Program {
+  std::vector<double> objective, rowBound, value;
+  std::vector<CoinBigIndex> start;
+  std::vector<int> index;
+  int numBinary;
+  double timeLimit;
+  bool operator<(const Program &other) const {
+    return std::tie(numBinary, timeLimit, objective, rowBound, start, index,
+                    value) < std::tie(other.numBinary, other.timeLimit,
+                                      other.objective, other.rowBound,
+                                      other.start, other.index, other.value);
+  }
+};
+
+/// The chosen state of each core node, and whether it was proven optimal.
+struct Answer {
+  std::vector<unsigned> states;
+  bool optimal;
+};
+
+/// The programs solved in this process, each answered once: the equal
+/// stages of a deep pipeline (64 in the Megatron table's row 10) pose the
+/// same program when each is placed, and its solve takes seconds. Bounded,
+/// as the programs are large.
+class ProgramCache {
+public:
+  std::optional<Answer> lookup(const Program &program) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = answers.find(program);
+    if (it == answers.end())
+      return std::nullopt;
+    return it->second;
+  }
+  void insert(Program program, Answer answer) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (answers.size() >= kCapacity)
+      answers.clear();
+    answers.emplace(std::move(program), std::move(answer));
+  }
+
+private:
+  static constexpr size_t kCapacity = 16;
+  std::mutex mutex;
+  std::map<Program, Answer> answers;
+};
+
 bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
                        SolveStats &stats) {
   std::vector<unsigned> core;
@@ -371,22 +420,34 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
       for (unsigned j = 0; j < table.cols; ++j)
         marginal(first + j, table.rows, table.cols, firstColumn[v] + j);
     }
-  std::vector<CoinBigIndex> start = {0};
-  std::vector<int> index;
-  std::vector<double> value;
+  Program program;
+  program.start = {0};
   for (const auto &column : entries) {
     for (auto [row, coef] : column) {
-      index.push_back(row);
-      value.push_back(coef);
+      program.index.push_back(row);
+      program.value.push_back(coef);
     }
-    start.push_back(index.size());
+    program.start.push_back(program.index.size());
   }
-  std::vector<double> lower(objective.size(), 0), upper(objective.size(), 1);
+  program.objective = std::move(objective);
+  program.rowBound = std::move(rowBound);
+  program.numBinary = numBinary;
+  program.timeLimit = timeLimit;
+  static ProgramCache cache;
+  if (std::optional<Answer> answer = cache.lookup(program)) {
+    for (auto [node, state] : llvm::zip(core, answer->states))
+      states[node] = state;
+    stats.cached = true;
+    return answer->optimal;
+  }
+  const std::vector<double> &columns = program.objective,
+                            &rows = program.rowBound;
+  std::vector<double> lower(columns.size(), 0), upper(columns.size(), 1);
   Cbc_Model *model = Cbc_newModel();
   Cbc_setLogLevel(model, 0);
-  Cbc_loadProblem(model, objective.size(), rowBound.size(), start.data(),
-                  index.data(), value.data(), lower.data(), upper.data(),
-                  objective.data(), rowBound.data(), rowBound.data());
+  Cbc_loadProblem(model, columns.size(), rows.size(), program.start.data(),
+                  program.index.data(), program.value.data(), lower.data(),
+                  upper.data(), columns.data(), rows.data(), rows.data());
   for (int col = 0; col < numBinary; ++col)
     Cbc_setInteger(model, col);
   Cbc_setMaximumSeconds(model, timeLimit);
@@ -406,6 +467,10 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
     states[node] = best;
   }
   Cbc_deleteModel(model);
+  Answer answer{{}, optimal};
+  for (unsigned node : core)
+    answer.states.push_back(states[node]);
+  cache.insert(std::move(program), std::move(answer));
   return optimal;
 }
 

@@ -191,11 +191,11 @@ Units getUnits(func::FuncOp func) {
 /// Ranges of units [begin, end) of the same ops and as many layers of the
 /// same loops, with as many bytes crossing their ends, are one stage
 /// function but for the rows of the stacked weights it takes: one key.
-std::vector<double> getRangeKey(const Units &units, int64_t begin, int64_t end,
-                                double limit) {
+std::vector<double> getRangeKey(const Units &units, int64_t begin,
+                                int64_t end) {
   int64_t n = units.owner.size();
   std::vector<double> key = {double(begin == 0), double(end == n),
-                             units.crossing[begin], units.crossing[end], limit};
+                             units.crossing[begin], units.crossing[end]};
   key.insert(key.end(), units.owner.begin() + begin, units.owner.begin() + end);
   return key;
 }
@@ -223,6 +223,16 @@ void finishPlan(PipelinePlan &plan, ArrayRef<RangeCost> ranges,
   plan.stepTime = ::sbp::runtime::getMakespan(plan.timeline) +
                   *llvm::max_element(plan.updates);
   plan.bubble = ::sbp::runtime::getBubbleFraction(plan.timeline, k);
+}
+
+/// The in-flight count a stage that keeps `inFlight` micro-batches is
+/// repriced for: the next of about four a doubling (1, 2, 3, 4, 5, 6, 7, 8,
+/// 10, 12, 14, 16, 20, 23, ...), so that one plan serves the stages up to it
+/// and a deep pipeline prices a few plans a range, not one a stage.
+int64_t roundUpInFlight(int64_t inFlight) {
+  for (double q = 0;; ++q)
+    if (int64_t n = std::ceil(std::exp2(q / 4) - 1e-9); n >= inFlight)
+      return n;
 }
 
 } // namespace
@@ -309,22 +319,32 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
         return j == i + 1 || before[segments[j]] - before[segments[i]] <=
                                  2 * before.back() / k;
       };
-      // Ranges of one key are priced once.
-      std::map<std::vector<double>, RangeCost> known;
       // Every contiguous range of segments as a stage: priced within the
       // limit, and again within less where the activations the schedule
-      // keeps would not fit (the stage search knows one micro-batch).
+      // keeps would not fit (the stage search knows one micro-batch). The
+      // ranges of one key share their plans, each with the limit it was
+      // priced within.
+      std::map<std::vector<double>, SmallVector<std::pair<double, RangeCost>>>
+          known;
       auto price = [&](int64_t i, int64_t j, double limit) {
-        auto [it, inserted] = known.try_emplace(
-            getRangeKey(units, segments[i], segments[j], limit));
-        if (inserted) {
-          it->second = priceRange(copy, segments[i], segments[j], batching,
-                                  stageMesh, *full, limit, options.timeLimit,
-                                  train ? &*train : nullptr,
-                                  /*reference=*/false);
-          ++priced;
-        }
-        return it->second;
+        auto &plans = known[getRangeKey(units, segments[i], segments[j])];
+        for (const auto &[within, range] : plans)
+          // Where a limit had no plan, a smaller one has none either.
+          if (within == limit ||
+              (!std::isfinite(range.time) && within >= limit))
+            return range;
+        RangeCost range = priceRange(
+            copy, segments[i], segments[j], batching, stageMesh, *full, limit,
+            options.timeLimit, train ? &*train : nullptr, /*reference=*/false);
+        plans.emplace_back(limit, range);
+        ++priced;
+        progress(llvm::formatv("priced units [{0}, {1}) within {2}: {3:F3} s, "
+                               "{4} + {5} a micro-batch in flight",
+                               segments[i], segments[j], formatBytes(limit),
+                               range.time + range.backward,
+                               formatBytes(range.parameters),
+                               formatBytes(range.activations)));
+        return range;
       };
       // Sending what crosses the end of segment j to the next stage, each
       // device its shards: on a link of its own, which the stages' eager
@@ -339,24 +359,44 @@ FailureOr<std::optional<PipelinePlan>> mlir::sbp::planPipeline(
           base[i][j] = price(i, j, options.memoryLimit);
       std::map<int64_t, Table> tables;
       std::vector<double> values;
-      for (int64_t stage = 0; stage < k; ++stage) {
+      auto fits = [&](const RangeCost &range, int64_t inFlight) {
+        return std::isfinite(range.time) &&
+               range.parameters + inFlight * range.activations <=
+                   options.memoryLimit;
+      };
+      // The last stage first: it keeps the fewest micro-batches in flight,
+      // so that a plan priced for fewer is at hand for more.
+      int64_t mostInFlight = getInFlight(options.schedule, 0, k, count);
+      for (int64_t stage = k - 1; stage >= 0; --stage) {
         int64_t inFlight = getInFlight(options.schedule, stage, k, count);
         if (tables.count(inFlight))
           continue;
+        int64_t target = std::min(roundUpInFlight(inFlight), mostInFlight);
         Table &table = tables[inFlight] = base;
         for (int64_t i = 0; i < numSegments; ++i)
           for (int64_t j = i + 1; j <= numSegments && isCandidate(i, j); ++j) {
             RangeCost &range = table[i][j];
-            for (int attempt = 0; attempt < 3; ++attempt) {
-              double excess = range.parameters + inFlight * range.activations -
-                              options.memoryLimit;
-              if (!std::isfinite(range.time) || excess <= 0)
-                break;
-              double limit = range.parameters + range.activations - excess;
-              range = limit > 0 ? price(i, j, limit) : RangeCost();
+            if (std::isfinite(range.time) && !fits(range, inFlight)) {
+              // The fastest plan of the range priced so far that fits, or
+              // one priced for `target` micro-batches.
+              RangeCost tried = range;
+              range = RangeCost();
+              for (const auto &[within, plan] :
+                   known[getRangeKey(units, segments[i], segments[j])])
+                if (fits(plan, inFlight) &&
+                    plan.time + plan.backward < range.time + range.backward)
+                  range = plan;
+              for (int attempt = 0; attempt < 3 && !std::isfinite(range.time) &&
+                                    std::isfinite(tried.time);
+                   ++attempt) {
+                double limit =
+                    options.memoryLimit - (target - 1) * tried.activations;
+                tried = limit > 0 ? price(i, j, limit) : RangeCost();
+                if (fits(tried, inFlight))
+                  range = tried;
+              }
             }
-            if (range.parameters + inFlight * range.activations >
-                options.memoryLimit)
+            if (!fits(range, inFlight))
               range = RangeCost();
             if (std::isfinite(range.time))
               values.push_back(
@@ -499,7 +539,7 @@ mlir::sbp::priceReferencePipeline(func::FuncOp func, const Cluster &cluster,
   SmallVector<double> sends;
   for (int64_t s = 0; s < k; ++s) {
     auto [it, inserted] =
-        known.try_emplace(getRangeKey(units, bounds[s], bounds[s + 1], 0));
+        known.try_emplace(getRangeKey(units, bounds[s], bounds[s + 1]));
     if (inserted) {
       it->second = priceRange(copy, bounds[s], bounds[s + 1], batching,
                               stageMesh, *model, kInfinity, options.timeLimit,

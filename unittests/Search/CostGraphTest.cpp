@@ -106,4 +106,32 @@ TEST(CostGraph, RepeatedLayersReuseEliminations) {
   EXPECT_GT(solution.stats.reused, 100u);
 }
 
+TEST(CostGraph, EqualProgramsAreSolvedOnce) {
+  // A dense graph leaves a core; the same graph built again is answered
+  // from the first solve, and one with other costs or another time limit
+  // is not.
+  auto build = [](double extra) {
+    std::mt19937 rng(11);
+    CostGraph graph = makeRandomGraph(rng, 9, 4, 0.9);
+    for (unsigned node = 0; node < graph.getNumNodes(); ++node) {
+      std::vector<double> costs(graph.getNumStates(node), 0);
+      costs[0] = extra;
+      graph.addNodeCosts(node, costs);
+    }
+    return graph;
+  };
+  Solution first = build(0).solve(30);
+  ASSERT_GT(first.stats.coreNodes, 0u);
+  EXPECT_FALSE(first.stats.cached);
+  Solution again = build(0).solve(30);
+  EXPECT_TRUE(again.stats.cached);
+  EXPECT_EQ(again.states, first.states);
+  EXPECT_EQ(again.optimal, first.optimal);
+  EXPECT_FALSE(build(0).solve(31).stats.cached);
+  CostGraph other = build(0.5);
+  Solution changed = other.solve(30);
+  EXPECT_FALSE(changed.stats.cached);
+  EXPECT_NEAR(changed.cost, other.solveByEnumeration().cost, 1e-9);
+}
+
 } // namespace

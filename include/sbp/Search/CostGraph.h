@@ -39,6 +39,9 @@ struct SolveStats {
   /// Nodes and edges left for the integer program.
   unsigned coreNodes = 0;
   unsigned coreEdges = 0;
+  /// Whether the integer program was answered from the programs this
+  /// process solved before.
+  bool cached = false;
 };
 
 struct Solution {
@@ -68,7 +71,8 @@ public:
   double evaluate(const std::vector<unsigned> &states) const;
 
   /// The least-cost assignment. The integer program for the core gets at
-  /// most `timeLimitSeconds`.
+  /// most `timeLimitSeconds`; a program this process solved before, with
+  /// the same limit, is answered as it was then.
   Solution solve(double timeLimitSeconds = 60) const;
 
   /// The least-cost assignment by enumerating assignments, pruned only by
