@@ -224,6 +224,14 @@ bool hasFusableConsumer(linalg::MatmulOp matmul) {
       consumer.getNumParallelLoops() != 2 ||
       consumer.getResultTypes()[0] != result.getType())
     return false;
+  // Memory holds an i1 a byte, as the scalar loops store it, but LLVM
+  // loads and stores a vector of i1 as packed bits: a consumer reading a
+  // mask (a select's condition, say) would read other elements' bits.
+  if (llvm::any_of(consumer->getOperandTypes(), [](Type type) {
+        Type element = getElementTypeOrSelf(type);
+        return element.isIntOrFloat() && element.getIntOrFloatBitWidth() < 8;
+      }))
+    return false;
   // A sum of two products (gradients add up) fuses into one of them only.
   if (llvm::count_if(consumer->getOperands(), [](Value operand) {
         return operand.getDefiningOp<linalg::MatmulOp>();

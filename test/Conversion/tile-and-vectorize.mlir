@@ -104,6 +104,32 @@ func.func @bias_relu(%x: tensor<64x1024xf32>, %w: tensor<1024x1024xf32>, %b: ten
 
 // -----
 
+// A consumer reading a mask (the adjoint of a maximum selects by it) is not
+// fused: memory holds an i1 a byte, but LLVM loads a vector of i1 as packed
+// bits. The matmul is packed and scheduled alone, the consumer left as it is.
+// CHECK-LABEL: func.func @masked_consumer
+// CHECK: linalg.transpose
+// CHECK: arith.mulf {{.*}} : vector<4x1x16x1xf32>
+// CHECK: linalg.generic
+// CHECK: arith.select {{.*}} : f32
+func.func @masked_consumer(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>, %mask: tensor<64x64xi1>, %y: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<64x64xf32>, tensor<64x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%mask, %y, %m : tensor<64x64xi1>, tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {
+  ^bb0(%c: i1, %a: f32, %b: f32, %o: f32):
+    %s = arith.select %c, %zero, %a : f32
+    %t = arith.addf %s, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
 // A batched product (attention's, batch x heads of small matrices) is a
 // loop over the batch of matmuls on its slices, each scheduled as above.
 // CHECK-LABEL: func.func @batch_matmul
