@@ -87,6 +87,13 @@ bool sbp::run::isUnderMpiLauncher() {
          std::getenv("OMPI_COMM_WORLD_SIZE");
 }
 
+int64_t sbp::run::getMpiLauncherSize() {
+  for (const char *name : {"PMI_SIZE", "OMPI_COMM_WORLD_SIZE"})
+    if (const char *value = std::getenv(name))
+      return std::max<int64_t>(0, std::strtoll(value, nullptr, 10));
+  return 0;
+}
+
 Execution::Execution(const EntryPoint &program, std::vector<TensorSpec> args,
                      std::vector<TensorSpec> results, ExecutionOptions options)
     : program(&program), args(std::move(args)), results(std::move(results)),

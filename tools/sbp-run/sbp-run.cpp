@@ -346,6 +346,8 @@ private:
   /// --input files read before an ONNX import, by flag.
   std::map<std::string, NpyArray> readInputs;
   std::vector<int64_t> mesh;
+  /// Whether the command line, the module or MPI's launcher gave the mesh.
+  bool meshGiven = false;
   func::FuncOp entry;
   std::vector<NpyArray> inputs;
   /// A training step's leading arguments that its results update:
@@ -443,6 +445,11 @@ int Runner::resolveMesh() {
   if (meshes.size() > 1)
     return usage(inputFile + " declares " + std::to_string(meshes.size()) +
                  " meshes; sbp-run runs programs on one mesh");
+  // One process per rank: without a mesh, the launcher's processes are it.
+  if (meshes.empty() && requested.empty() && commFlag != "threads")
+    if (int64_t processes = getMpiLauncherSize())
+      requested = {processes};
+  meshGiven = !requested.empty() || !meshes.empty();
   if (meshes.empty()) {
     mesh = requested.empty() ? std::vector<int64_t>{1} : requested;
     return 0;
@@ -462,8 +469,7 @@ int Runner::searchPlan() {
   options.cluster = clusterFlag.empty() ? "cpu-local" : clusterFlag.getValue();
   // The mesh of the command line or the module; a module without either
   // gets the cluster's.
-  if (!meshFlag.empty() || ranksFlag ||
-      !module->getOps<mlir::sbp::MeshOp>().empty())
+  if (meshGiven)
     options.mesh = joinMesh(mesh);
   // Without --pipeline-stages the search may choose a pipeline, which
   // runs on the host backend; for a training step, whose every candidate
@@ -910,12 +916,14 @@ int Runner::run() {
 
   // The inputs are global tensors: the logical program's arguments, or the
   // partitioned program's local ones scaled up by their layouts.
+  // A pipeline replaced the entry function by its stages' programs: its
+  // arguments are the logical function's.
   bool pipelined =
       (*module)->hasAttr(mlir::sbp::SbpDialect::getPipelineAttrName());
+  if (pipelined)
+    entry = logical->lookupSymbol<func::FuncOp>(entryName);
   std::vector<TensorSpec> args, results;
-  if (auto error = describeEntry(
-          pipelined ? logical->lookupSymbol<func::FuncOp>(entryName) : entry,
-          mesh, args, results))
+  if (auto error = describeEntry(entry, mesh, args, results))
     return usage("@" + entryName + ": " + *error);
   std::vector<TensorSpec> globalArgs = args;
   if (partitioned)

@@ -92,6 +92,10 @@ inferGlobalShape(const std::vector<runtime::NpyArray> &shards,
 /// MPI's), as one process of several.
 bool isUnderMpiLauncher();
 
+/// How many processes the MPI launcher started, as its environment says;
+/// 0 when this process was not started by one.
+int64_t getMpiLauncherSize();
+
 /// Runs a program on every rank of a mesh: gives each rank its shard of
 /// the global inputs and rebuilds the global results.
 class Execution {

@@ -195,13 +195,35 @@ MPI_Comm MpiComm::getGroup(const int64_t *axes, int64_t numAxes, int64_t &size,
   auto it = groups.find(key);
   if (it != groups.end())
     return it->second;
-  int64_t color = 0;
-  for (size_t a = 0; a < meshShape.size(); ++a)
-    if (!inGroup[a])
-      color = color * meshShape[a] + coords[a];
+  // The group's ranks in the order of their index along `axes`. Only they
+  // take part in making its communicator: in a pipeline, the other stages'
+  // ranks are not at this collective (MPI_Comm_split would wait for them).
+  std::vector<int> members;
+  std::vector<int64_t> at = coords;
+  for (int64_t k = 0; k < size; ++k) {
+    for (int64_t i = static_cast<int64_t>(key.size()) - 1, rest = k; i >= 0;
+         --i) {
+      at[key[i]] = rest % meshShape[key[i]];
+      rest /= meshShape[key[i]];
+    }
+    int64_t member = 0;
+    for (size_t a = 0; a < meshShape.size(); ++a)
+      member = member * meshShape[a] + at[a];
+    members.push_back(static_cast<int>(member));
+  }
+  MPI_Group world, subset;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, static_cast<int>(members.size()), members.data(),
+                 &subset);
+  // Groups of other axes with a rank in common are made one after the other
+  // by that rank; the tag (the axes as bits) keeps them apart anyway.
+  int tag = 0;
+  for (int64_t axis : key)
+    tag |= 1 << axis;
   MPI_Comm group;
-  MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(color),
-                 static_cast<int>(index), &group);
+  MPI_Comm_create_group(MPI_COMM_WORLD, subset, tag, &group);
+  MPI_Group_free(&subset);
+  MPI_Group_free(&world);
   groups.emplace(key, group);
   return group;
 }
