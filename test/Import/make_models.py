@@ -178,11 +178,53 @@ def main(out):
          helper.make_node("Gather", ["x", "run"], ["y1"], axis=1),
          helper.make_node("Gather", ["x", "jump"], ["y2"], axis=1)],
         [vi("x", [3, 4])], [vi("y0", [4]), vi("y1", [3, 2]), vi("y2", [3, 2])])
+    models.update(folded_shapes())
     models.update(later_opsets())
     models.update(external_data(out))
     for name, m in models.items():
         with open(os.path.join(out, name + ".onnx"), "wb") as f:
             f.write(m.SerializeToString())
+
+
+def folded_shapes():
+    """Expand's shape computed from constants alone, by ops the importer
+    builds as loops: each node whose inputs are constants is evaluated at
+    import time. The output's shape is left unknown to shape inference."""
+    def const(name, value, dtype=np.int64):
+        return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(
+            np.array(value, dtype), name))
+    expand = helper.make_node("Expand", ["x", "shape"], ["y"], name="/Expand")
+    io = ([vi("x", [1, 1, 8])], [vi("y", ["a", "b", "c"])])
+    return {
+        # The class token's expand of a ViT exported by TorchScript.
+        "fold_where": model(
+            [const("three", [3]),
+             helper.make_node("ConstantOfShape", ["three"], ["ones"],
+                              value=numpy_helper.from_array(np.array([1], np.int64))),
+             const("minus", -1),
+             helper.make_node("Mul", ["ones", "minus"], ["neg"]),
+             const("target", [2, -1, -1]),
+             helper.make_node("Equal", ["target", "neg"], ["unset"]),
+             helper.make_node("Where", ["unset", "ones", "target"], ["shape"]),
+             expand], *io),
+        # Float math, Range, CumSum, a reduction and Tile.
+        "fold_math": model(
+            [const("zero", 0.0, np.float32), const("two", 2.0, np.float32),
+             helper.make_node("Cos", ["zero"], ["one"]),
+             helper.make_node("Mul", ["one", "two"], ["twof"]),
+             helper.make_node("Cast", ["twof"], ["n"], to=TensorProto.INT64),
+             const("start", 0), const("step", 1),
+             helper.make_node("Range", ["start", "n", "step"], ["r"]),
+             const("axis", 0),
+             helper.make_node("CumSum", ["r", "axis"], ["c"]),
+             helper.make_node("ReduceMax", ["c"], ["m"], keepdims=1),
+             const("reps", [1]),
+             helper.make_node("Tile", ["m", "reps"], ["one1"]),
+             helper.make_node("Add", ["one1", "one1"], ["two1"]),
+             const("rest", [1, 8]),
+             helper.make_node("Concat", ["two1", "rest"], ["shape"], axis=0),
+             expand], *io),
+    }
 
 
 def later_opsets():

@@ -186,8 +186,19 @@ cl::list<std::string> paramsFlag(
     "params", cl::CommaSeparated,
     cl::desc("Training: the arguments that are parameters, comma-separated "
              "(argN, N or an ONNX input's name; default: an ONNX model's "
-             "initializers, else the float arguments that are not a batch)"),
+             "parameters (docs/onnx.md), else the float arguments that are "
+             "not a batch)"),
     cl::value_desc("NAME,..."), cl::cat(category));
+cl::list<std::string> frozenFlag(
+    "frozen", cl::CommaSeparated,
+    cl::desc("Training: parameters left as they are, comma-separated (argN, "
+             "N, an ONNX input's name or the framework's parameter name)"),
+    cl::value_desc("NAME,..."), cl::cat(category));
+cl::opt<bool> listParamsFlag(
+    "list-params",
+    cl::desc("Training: print each parameter trained (the framework's name "
+             "for an ONNX model's) and each argument left constant, with why"),
+    cl::cat(category));
 cl::opt<int64_t> stepsFlag("steps", cl::desc("Training steps (default 10)"),
                            cl::init(10), cl::cat(category));
 cl::opt<std::string> optimizerFlag("optimizer",
@@ -320,6 +331,10 @@ private:
              const std::vector<TensorSpec> &globalArgs,
              const std::vector<TensorSpec> &logicalResults);
   int prepareInputs(const std::vector<TensorSpec> &logicalArgs);
+  /// Prints `param NAME TYPE` for each parameter of the training step, by
+  /// the framework's name where the ONNX model records it, and `constant
+  /// NAME: WHY` for each weight it leaves alone (--list-params).
+  void listParameters(ArrayRef<int64_t> params);
   /// The message for `flag`'s NAME, which names no argument of the entry.
   std::string noArgument(StringRef flag, StringRef name);
   /// Runs the logical program on one rank (plain lowering) into
@@ -535,13 +550,16 @@ int Runner::checkTrainFlags() {
       return usage("--check-gradients prints its own comparison; it takes "
                    "no --reference, --bench, --save-program or --output-dir");
   }
-  if (checkGradientsFlag && paramsFlag.getNumOccurrences())
+  if (checkGradientsFlag &&
+      (paramsFlag.getNumOccurrences() || frozenFlag.getNumOccurrences()))
     return usage("--check-gradients checks every float argument; it takes "
-                 "no --params");
+                 "no --params or --frozen");
   if (!trainFlag && !checkGradientsFlag) {
     for (cl::Option *flag : std::initializer_list<cl::Option *>{
              &stepsFlag, &optimizerFlag, &lrFlag, &lossFlag,
-             static_cast<cl::Option *>(std::addressof(paramsFlag))})
+             static_cast<cl::Option *>(std::addressof(paramsFlag)),
+             static_cast<cl::Option *>(std::addressof(frozenFlag)),
+             &listParamsFlag})
       if (flag->getNumOccurrences())
         return usage("--" + flag->ArgStr.str() + " needs --train");
     return 0;
@@ -594,8 +612,24 @@ int Runner::makeTrainStep() {
     }
   } else {
     for (const mlir::sbp::OnnxWeight &weight : weights)
-      if (isFloat(weight.argument))
+      if (weight.trainable && isFloat(weight.argument))
         params.push_back(weight.argument);
+  }
+  // --frozen names an argument or, for an ONNX model, the framework's name.
+  for (const std::string &name : frozenFlag) {
+    std::optional<unsigned> index = mlir::sbp::findArgument(entry, name);
+    for (const mlir::sbp::OnnxWeight &weight : weights)
+      if (!index && weight.trainable && weight.parameter == name)
+        index = weight.argument;
+    if (!index)
+      return usage(noArgument("--frozen " + name, name));
+    auto found = llvm::find(params, int64_t(*index));
+    if (found == params.end())
+      return usage("--frozen " + name + ": not a parameter" +
+                   (params.empty() ? " (this program's parameters are found "
+                                     "by the training step: give --params)"
+                                   : ""));
+    params.erase(found);
   }
   llvm::sort(params);
   for (int64_t index : params)
@@ -619,6 +653,8 @@ int Runner::makeTrainStep() {
           i, mlir::sbp::SbpDialect::getNameAttrName());
     paramNames.push_back(name ? name.str() : "param" + std::to_string(i));
   }
+  if (listParamsFlag)
+    listParameters(params);
   // The step's arguments: parameters (in `params` order), state, then the
   // others in their order.
   std::vector<int64_t> renumbered(numArgs, -1);
@@ -630,6 +666,23 @@ int Runner::makeTrainStep() {
   for (mlir::sbp::OnnxWeight &weight : weights)
     weight.argument = renumbered[weight.argument];
   return 0;
+}
+
+void Runner::listParameters(ArrayRef<int64_t> params) {
+  // `params` numbers the arguments before the step renumbered them.
+  for (int64_t i = 0; i < numParams; ++i) {
+    std::string name = paramNames[i];
+    for (const mlir::sbp::OnnxWeight &weight : weights)
+      if (weight.argument == params[i] && weight.trainable)
+        name = weight.parameter;
+    llvm::outs() << "param " << name << " " << entry.getArgument(i).getType()
+                 << "\n";
+  }
+  for (const mlir::sbp::OnnxWeight &weight : weights)
+    if (!llvm::is_contained(params, int64_t(weight.argument)))
+      llvm::outs() << "constant " << weight.name << ": "
+                   << (weight.trainable ? "--frozen" : weight.parameter)
+                   << "\n";
 }
 
 int Runner::getPipelineMesh(int64_t stages,

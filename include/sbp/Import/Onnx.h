@@ -44,6 +44,12 @@ struct OnnxWeight {
   unsigned argument;
   std::string name;
   std::string bytes;
+  /// Whether training updates it: a parameter of the framework's model, not
+  /// a buffer or a constant the exporter folded (docs/onnx.md).
+  bool trainable = true;
+  /// The framework's name of the parameter (`model.layers.0.q_proj.weight`
+  /// for an initializer holding its transpose), or why it is not trained.
+  std::string parameter;
 };
 
 struct OnnxImport {

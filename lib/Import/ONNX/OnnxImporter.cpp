@@ -14,9 +14,11 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
+#include "sbp/Import/ConstantEvaluator.h"
 #include "sbp/Import/Onnx.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -67,6 +69,18 @@ private:
   };
 
   LogicalResult setUpInputs(onnx::GraphProto &graph);
+  /// Replaces the outputs of `node` by their values when every input of it
+  /// is known at import time.
+  void foldNode(const onnx::NodeProto &node);
+  /// Decides which weight arguments are trained (Parameters.cpp), and reads
+  /// a parameter that the exporter also holds transposed once: the copy
+  /// becomes a transpose of it, so that a tie (GPT-2's embedding and
+  /// logits) stays one parameter.
+  void markParameters(const ParameterRecord &record, unsigned numInputs);
+
+  /// Per weight argument: the framework's parameter it holds, or why it is
+  /// not trained.
+  llvm::StringMap<std::pair<bool, std::string>> parameters;
   LogicalResult checkOps(const onnx::GraphProto &graph, int64_t opset,
                          const ConverterTable &table);
 
@@ -89,6 +103,11 @@ private:
 } // namespace mlir::sbp::onnx_import
 
 namespace {
+
+/// Folding bounds: values computed from constants with more elements, or
+/// taking more scalar operations, are computed when the program runs.
+constexpr int64_t kMaxFoldedElements = 1 << 16;
+constexpr int64_t kFoldBudget = 1 << 20;
 
 std::string formatShape(ArrayRef<int64_t> shape) {
   std::string text;
@@ -418,6 +437,86 @@ LogicalResult GraphImporter::setUpInputs(onnx::GraphProto &graph) {
   return success(ok);
 }
 
+void GraphImporter::foldNode(const onnx::NodeProto &node) {
+  // Inputs read at import time or materialized as constants; a weight that
+  // became an argument, or a computed value, is not known.
+  for (const std::string &input : node.input()) {
+    if (input.empty())
+      continue;
+    const Entry &entry = values.find(input)->second;
+    if (entry.value && !entry.value.getDefiningOp<arith::ConstantOp>())
+      return;
+    if (!entry.value && !entry.constant && !entry.initializer)
+      return;
+  }
+  for (const std::string &output : node.output()) {
+    auto it = values.find(output);
+    if (output.empty() || it == values.end() || !it->second.value)
+      continue;
+    auto type = dyn_cast<RankedTensorType>(it->second.value.getType());
+    if (!type || !type.hasStaticShape() ||
+        type.getNumElements() > kMaxFoldedElements)
+      continue;
+    if (DenseElementsAttr folded =
+            evaluateConstant(it->second.value, kFoldBudget))
+      defineConstant(output, folded, /*isWeight=*/false);
+  }
+}
+
+void GraphImporter::markParameters(const ParameterRecord &record,
+                                   unsigned numInputs) {
+  llvm::StringMap<unsigned> firstHolder;
+  SmallVector<unsigned> tied;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(body);
+  for (auto [index, weight] : llvm::enumerate(weightArguments)) {
+    std::string reason;
+    std::optional<std::string> parameter;
+    // A Constant node is a constant to ONNX; initializers hold parameters.
+    if (!values.lookup(weight).initializer)
+      reason = "a Constant node";
+    else if (!record.present)
+      parameter = weight;
+    else
+      parameter = getTrainedParameter(record, weight, reason);
+    parameters[weight] = {parameter.has_value(),
+                          parameter ? *parameter : reason};
+    if (!parameter)
+      continue;
+    auto [first, isFirst] = firstHolder.try_emplace(*parameter, index);
+    if (isFirst)
+      continue;
+    Value held = body->getArgument(numInputs + first->second);
+    BlockArgument copy = body->getArgument(numInputs + index);
+    auto heldType = cast<RankedTensorType>(held.getType());
+    auto copyType = cast<RankedTensorType>(copy.getType());
+    if (heldType == copyType) {
+      copy.replaceAllUsesWith(held);
+    } else if (heldType.getRank() == 2 && copyType.getRank() == 2 &&
+               heldType.getDimSize(0) == copyType.getDimSize(1) &&
+               heldType.getDimSize(1) == copyType.getDimSize(0)) {
+      Value init = tensor::EmptyOp::create(builder, copy.getLoc(),
+                                           copyType.getShape(),
+                                           copyType.getElementType());
+      copy.replaceAllUsesWith(
+          linalg::TransposeOp::create(builder, copy.getLoc(), held, init,
+                                      ArrayRef<int64_t>{1, 0})
+              ->getResult(0));
+    } else {
+      notes.push_back("initializer '" + weight + "' holds " + *parameter +
+                      " as well as '" + weightArguments[first->second] +
+                      "' does, in a form sbp does not recognize: they are "
+                      "trained apart");
+      continue;
+    }
+    tied.push_back(index);
+  }
+  for (unsigned index : llvm::reverse(tied)) {
+    body->eraseArgument(numInputs + index);
+    weightArguments.erase(weightArguments.begin() + index);
+  }
+}
+
 LogicalResult GraphImporter::checkOps(const onnx::GraphProto &graph,
                                       int64_t opset,
                                       const ConverterTable &table) {
@@ -444,6 +543,8 @@ LogicalResult GraphImporter::checkOps(const onnx::GraphProto &graph,
 
 LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
                                          OnnxImport &result) {
+  // Before anything rewrites the value infos that carry it.
+  ParameterRecord record = readParameterRecord(model);
   int64_t opset = -1;
   for (const onnx::OperatorSetIdProto &set : model.opset_import())
     if (set.domain().empty() || set.domain() == "ai.onnx")
@@ -536,6 +637,7 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
       if (importer.hasOutput(i) && !isDefined(node.output(i)))
         return importer.error("output " + Twine(i) + " ('" + node.output(i) +
                               "') is not supported");
+    foldNode(node);
   }
 
   SmallVector<Value> outputs;
@@ -552,6 +654,11 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
   if (!errors.empty())
     return failure();
   func::ReturnOp::create(builder, fileLoc, outputs);
+  // What folding left unused.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  markParameters(record, numInputs);
   func.setType(builder.getFunctionType(body->getArgumentTypes(),
                                        ValueRange(outputs).getTypes()));
 
@@ -568,7 +675,9 @@ LogicalResult GraphImporter::importModel(onnx::ModelProto &model,
       for (int64_t i = 0, e = value.getNumElements(); i < e; ++i)
         bytes.append(raw.begin(), raw.end());
     }
-    result.weights.push_back(OnnxWeight{numInputs++, weight, std::move(bytes)});
+    auto [trainable, parameter] = parameters.lookup(weight);
+    result.weights.push_back(OnnxWeight{numInputs++, weight, std::move(bytes),
+                                        trainable, parameter});
   }
   StringAttr nameAttr = builder.getStringAttr("onnx.name");
   for (auto [index, name] : llvm::enumerate(argNames))

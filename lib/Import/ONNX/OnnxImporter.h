@@ -119,6 +119,24 @@ LogicalResult loadExternalData(onnx::ModelProto &model, StringRef modelPath,
 LogicalResult adaptToOpset17(onnx::ModelProto &model, int64_t opset,
                              std::vector<std::string> &errors);
 
+/// What the exporter recorded of the model's parameters (Parameters.cpp):
+/// the kind of each graph input of the exported program, by value and by
+/// the framework's name, and what each initializer it folded was computed
+/// from.
+struct ParameterRecord {
+  bool present = false;
+  llvm::StringMap<std::string> kinds;
+  llvm::StringMap<SmallVector<std::string>> foldedFrom;
+};
+ParameterRecord readParameterRecord(const onnx::ModelProto &model);
+
+/// The framework's name of the parameter that initializer `weight` holds,
+/// by `record`; nothing for a buffer or a constant, with `reason` saying
+/// which.
+std::optional<std::string> getTrainedParameter(const ParameterRecord &record,
+                                               StringRef weight,
+                                               std::string &reason);
+
 /// Attribute `name` of `node`, or null.
 const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
                                           StringRef name);
