@@ -35,6 +35,14 @@ using namespace mlir::sbp;
 
 namespace {
 
+/// `[2, 4]`, as the report writes meshes.
+std::string formatMesh(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(shape, os, ", ");
+  return text + "]";
+}
+
 using Clock = std::chrono::steady_clock;
 
 /// The reference strategies of the report, each the best plan under its
@@ -135,6 +143,14 @@ private:
   /// The plan without stages that tryPipeline searched to compare with,
   /// for the function it kept unpipelined.
   std::optional<Searched> unpipelined;
+  /// The pipeline's mesh, without stages, when tryPipeline found a plan
+  /// there faster than its pipeline (and than the mesh asked for), with
+  /// its cost model.
+  std::optional<MeshOp> reshapedMesh;
+  std::shared_ptr<CostModel> reshapedModelHolder;
+  /// The mesh of the plan without stages that the pipeline beat, when it
+  /// is not the one asked for (the report says so).
+  SmallVector<int64_t> reshapedSingle;
 };
 
 void SbpAutoParallelPass::progress(StringRef funcName, const Twine &message) {
@@ -332,6 +348,46 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
            llvm::formatv("{0} stage{1}, {2} micro-batches: {3:F3} ms per step",
                          plan.stages, plan.stages == 1 ? "" : "s",
                          plan.microBatches, plan.stepTime * 1e3));
+  // The pipeline's mesh without stages is the same devices: a plan there
+  // may keep its first axis whole, which costs what the stages cost one
+  // after the other, without their transfers. So a pipeline that nothing
+  // overlaps (one micro-batch) never beats it, and a search free to choose
+  // compares with it: when it wins, the mesh is reshaped instead.
+  if (pipelineStages == 0 && plan.mesh.size() > mesh.getShape().size()) {
+    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+    std::string name = "mesh";
+    for (unsigned suffix = 0; module.lookupSymbol(name);)
+      name = "mesh_" + std::to_string(suffix++);
+    auto reshaped =
+        MeshOp::create(builder, module.getLoc(), name, plan.mesh, ArrayAttr());
+    // The search's problem refers to its cost model: held by the pass.
+    auto reshapedModel = CostModel::get(cluster, plan.mesh);
+    if (reshapedModel)
+      reshapedModelHolder = std::make_shared<CostModel>(*reshapedModel);
+    else
+      llvm::consumeError(reshapedModel.takeError());
+    FailureOr<Searched> flat =
+        reshapedModelHolder
+            ? searchFunction(func, reshaped, *reshapedModelHolder, limit)
+            : FailureOr<Searched>(failure());
+    if (succeeded(flat) && succeeded(flat->plan)) {
+      double cost = flat->plan->cost.stepTime();
+      progress(func.getName(),
+               llvm::formatv("without stages on mesh [{0}]: {1:F3} ms per "
+                             "step",
+                             llvm::make_range(plan.mesh.begin(),
+                                              plan.mesh.end()),
+                             cost * 1e3));
+      if (cost <= plan.stepTime) {
+        unpipelined = std::move(*flat);
+        reshapedMesh = reshaped;
+        return false;
+      }
+      single = std::min(single, cost);
+      reshapedSingle = plan.mesh;
+    }
+    reshaped.erase();
+  }
   // Megatron-LM's pipeline, priced before the stages replace the step.
   FailureOr<PipelinePlan> reference = failure();
   if (!report.empty()) {
@@ -351,8 +407,25 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
   // The stages run on their sub-mesh; a whole mesh made for them goes.
   if (createdMesh && SymbolTable::symbolKnownUseEmpty(mesh, module))
     mesh.erase();
+  // Why: asked for, or faster than every plan without stages priced.
+  std::string why;
+  if (pipelineStages != 0)
+    why = "asked for (pipeline-stages=" + std::to_string(pipelineStages) +
+          ")";
+  else if (!std::isfinite(single))
+    why = "no plan without stages fits the memory limit";
+  else
+    why = llvm::formatv(
+        "{0:F3} ms per step against {1:F3} ms for the best plan without "
+        "stages{2}: the stages overlap {3} micro-batches",
+        plan.stepTime * 1e3, single * 1e3,
+        reshapedSingle.empty()
+            ? std::string(" on mesh ") + formatMesh(mesh.getShape())
+            : " on mesh " + formatMesh(mesh.getShape()) + " or " +
+                  formatMesh(reshapedSingle),
+        plan.microBatches);
   writer.setPipeline(plan, single,
-                     succeeded(reference) ? &*reference : nullptr);
+                     succeeded(reference) ? &*reference : nullptr, why);
   if (!timeline.empty() && failed(writeTimelineSvg(timeline, plan)))
     return module.emitError()
            << "sbp-auto-parallel: cannot write timeline=" << timeline;
@@ -396,19 +469,29 @@ void SbpAutoParallelPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  AutoParallelReport writer(*model, *meshOp, limit);
+  std::optional<AutoParallelReport> writer;
+  writer.emplace(*model, *meshOp, limit);
+  const CostModel *costModel = &*model;
   if (pipelineStages != 1 || microBatches > 1) {
     FailureOr<bool> pipelined =
-        tryPipeline(*cluster, *meshOp, *model, limit, writer);
+        tryPipeline(*cluster, *meshOp, *model, limit, *writer);
     if (failed(pipelined))
       return signalPassFailure();
     if (*pipelined) {
-      if (!report.empty() && failed(writer.write(report))) {
+      if (!report.empty() && failed(writer->write(report))) {
         module.emitError() << "sbp-auto-parallel: cannot write report="
                            << report;
         return signalPassFailure();
       }
       return;
+    }
+    // The same devices reshaped as the pipeline's mesh, without stages.
+    if (reshapedMesh) {
+      if (createdMesh && SymbolTable::symbolKnownUseEmpty(*meshOp, module))
+        meshOp->erase();
+      meshOp = *reshapedMesh;
+      costModel = reshapedModelHolder.get();
+      writer.emplace(*costModel, *meshOp, limit);
     }
   }
   // Recomputation may replace a function: iterate over a list.
@@ -420,7 +503,7 @@ void SbpAutoParallelPass::runOnOperation() {
     if (unpipelined && unpipelined->problem.getFunction() == func) {
       searched = std::move(unpipelined);
     } else {
-      FailureOr<Searched> fresh = searchFunction(func, *meshOp, *model, limit);
+      FailureOr<Searched> fresh = searchFunction(func, *meshOp, *costModel, limit);
       if (failed(fresh))
         return signalPassFailure();
       searched = std::move(*fresh);
@@ -429,7 +512,7 @@ void SbpAutoParallelPass::runOnOperation() {
     auto step = dyn_cast<func::FuncOp>(func.getOperation());
     if (failed(searched->plan) && step && recomputeSegments > 0 &&
         step->hasAttr(SbpDialect::getTrainStepAttrName())) {
-      if (failed(searchRecomputing(step, *meshOp, *model, limit, *searched,
+      if (failed(searchRecomputing(step, *meshOp, *costModel, limit, *searched,
                                    recomputed)))
         return signalPassFailure();
       func = step;
@@ -452,18 +535,18 @@ void SbpAutoParallelPass::runOnOperation() {
     double seconds = searched->seconds;
     if (!report.empty()) {
       progress(func.getName(), "pricing the reference strategies");
-      writer.addFunction(func, *problem, plan->states, plan->cost,
+      writer->addFunction(func, *problem, plan->states, plan->cost,
                          plan->solution, plan->solves, seconds,
                          priceReferences(*problem, timeLimit));
       if (recomputed.first)
-        writer.setRecomputation(recomputed.first, recomputeSegments,
+        writer->setRecomputation(recomputed.first, recomputeSegments,
                                 recomputed.second);
     }
     problem->record(plan->states);
     if (failed(propagateLayouts(func, *meshOp, /*maxSweeps=*/8)))
       return signalPassFailure();
   }
-  if (!report.empty() && failed(writer.write(report))) {
+  if (!report.empty() && failed(writer->write(report))) {
     module.emitError() << "sbp-auto-parallel: cannot write report=" << report;
     return signalPassFailure();
   }

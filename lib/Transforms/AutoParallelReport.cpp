@@ -144,7 +144,8 @@ void AutoParallelReport::setRecomputation(int64_t segments, int64_t of,
 
 void AutoParallelReport::setPipeline(const PipelinePlan &plan,
                                      double singleStepTime,
-                                     const PipelinePlan *reference) {
+                                     const PipelinePlan *reference,
+                                     StringRef why) {
   json stages = json::array();
   // A training stage's functions come as forward, backward, update.
   size_t perStage = plan.training ? 3 : 1;
@@ -180,6 +181,7 @@ void AutoParallelReport::setPipeline(const PipelinePlan &plan,
       {"best_without_stages_s",
        std::isfinite(singleStepTime) ? json(singleStepTime) : json()},
       {"stage_plans_priced", plan.candidates},
+      {"why", why.str()},
       {"per_stage", stages}};
   if (!reference)
     return;
@@ -224,7 +226,7 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
               "{0} stage{10} on sub-meshes {1} (mesh {2}), {3} micro-batches, "
               "{4}: predicted step {5} ms, bubble {6:F1}% ((p-1)/(m+p-1) = "
               "{7:F1}%); best plan without stages {8}; {9} stage plans "
-              "priced.\n",
+              "priced.\n\nWhy stages: {11}.\n",
               pipe["stages"].get<int64_t>(), pipe["stage_mesh"].dump(),
               pipe["mesh"].dump(), pipe["micro_batches"].get<int64_t>(),
               pipe["schedule"].get<std::string>(),
@@ -235,7 +237,8 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
                   ? ms(pipe["best_without_stages_s"].get<double>()) + " ms"
                   : std::string("none"),
               pipe["stage_plans_priced"].get<int64_t>(),
-              pipe["stages"].get<int64_t>() == 1 ? "" : "s")
+              pipe["stages"].get<int64_t>() == 1 ? "" : "s",
+              pipe["why"].get<std::string>())
        << "\n| stage | function | first op | forward ms | "
        << (training ? "backward ms | update ms | " : "")
        << "send ms | memory MiB |\n|---:|---|---:|---:|"

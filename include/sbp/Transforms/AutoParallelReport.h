@@ -37,9 +37,9 @@ public:
   /// Adds the pipeline the search chose, the predicted step of the best
   /// plan without stages (+inf when none fits or none was priced) and
   /// Megatron-LM's pipeline of as many stages (priceReferencePipeline)
-  /// when there is one.
+  /// when there is one, and why the pipeline was taken.
   void setPipeline(const PipelinePlan &plan, double singleStepTime,
-                   const PipelinePlan *reference);
+                   const PipelinePlan *reference, StringRef why);
 
   /// Writes the report to `path`: Markdown when it ends in `.md`, else JSON.
   LogicalResult write(StringRef path) const;
