@@ -131,6 +131,7 @@ def torch_models():
     def whisper():
         config = tr.WhisperConfig(d_model=64, encoder_layers=2,
                                   encoder_attention_heads=4,
+                                  decoder_attention_heads=4,
                                   encoder_ffn_dim=128, num_mel_bins=16,
                                   max_source_positions=32)
         model = tr.WhisperModel(config).get_encoder()
@@ -197,7 +198,8 @@ def torch_models():
                      num_labels=10)),
         Model("convnext", "ConvNeXt", "torch",
               vision(tr.ConvNextConfig, tr.ConvNextForImageClassification,
-                     hidden_sizes=[16, 32], depths=[1, 1], num_labels=10)),
+                     num_stages=2, hidden_sizes=[16, 32], depths=[1, 1],
+                     num_labels=10)),
         Model("resnet", "ResNet", "torch",
               vision(tr.ResNetConfig, tr.ResNetForImageClassification,
                      hidden_sizes=[16, 32], depths=[1, 1],
@@ -215,6 +217,38 @@ def torch_models():
               vision(tr.RegNetConfig, tr.RegNetForImageClassification,
                      hidden_sizes=[16, 32], depths=[1, 1],
                      embedding_size=16, groups_width=8, num_labels=10)),
+        Model("gemma", "Gemma", "torch",
+              lm(tr.GemmaConfig, tr.GemmaForCausalLM, num_key_value_heads=1,
+                 head_dim=16)),
+        Model("stablelm", "StableLM", "torch",
+              lm(tr.StableLmConfig, tr.StableLmForCausalLM,
+                 num_key_value_heads=4)),
+        Model("bloom", "BLOOM", "torch",
+              lambda: (Logits(tr.BloomForCausalLM(tr.BloomConfig(
+                  vocab_size=256, hidden_size=64, n_layer=2, n_head=4)),
+                  use_cache=False), tokens(256))),
+        Model("albert", "BERT", "torch",
+              encoder(tr.AlbertConfig, tr.AlbertForMaskedLM,
+                      embedding_size=32)),
+        Model("beit", "ViT", "torch",
+              vision(tr.BeitConfig, tr.BeitForImageClassification,
+                     hidden_size=64, num_hidden_layers=2,
+                     num_attention_heads=4, intermediate_size=128,
+                     image_size=32, patch_size=8, num_labels=10)),
+        Model("dinov2", "ViT", "torch",
+              vision(tr.Dinov2Config, tr.Dinov2Model, hidden_size=64,
+                     num_hidden_layers=2, num_attention_heads=4,
+                     image_size=32, patch_size=8)),
+        Model("poolformer", "PoolFormer", "torch",
+              vision(tr.PoolFormerConfig,
+                     tr.PoolFormerForImageClassification,
+                     hidden_sizes=[16, 32, 32, 64], depths=[1, 1, 1, 1],
+                     num_labels=10)),
+        Model("mobilevit", "MobileViT", "torch",
+              vision(tr.MobileViTConfig, tr.MobileViTForImageClassification,
+                     image_size=32, hidden_sizes=[32, 48, 64],
+                     neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64],
+                     num_labels=10)),
         Model("whisper_encoder", "Whisper", "torch", whisper),
         Model("wav2vec2", "Wav2Vec2", "torch", wav2vec2),
     ]
@@ -233,26 +267,47 @@ def perturb(module):
                                               generator=generator))
 
 
-def torch_parameter_names(module):
-    """`named_parameters()` of the exported module, tied weights once, and
-    each name's canonical one (an exporter may name a tied weight by any of
-    its names)."""
+def torch_parameter_names(module, inputs):
+    """`named_parameters()` of the exported module that its forward reads
+    (a gradient reaches them; wav2vec2's mask embedding is read only when
+    training masks time steps), tied weights once, and each name's
+    canonical one (an exporter may name a tied weight by any of its
+    names)."""
+    import torch
+    module.zero_grad(set_to_none=True)
+    module(*inputs.values()).float().sum().backward()
     canonical = {}
     first = {}
     for name, parameter in module.named_parameters(remove_duplicate=False):
         canonical[name] = first.setdefault(id(parameter), name)
-    return sorted(set(canonical.values())), canonical
+    read = {name for name, parameter in module.named_parameters()
+            if parameter.grad is not None}
+    module.zero_grad(set_to_none=True)
+    return sorted(set(canonical.values()) & read), canonical
 
 
-def export_torch(model, module, inputs, path):
+def export_torch(module, inputs, path, optimize=True):
+    """Exports as users do: the dynamo exporter at opset 20, else the
+    TorchScript exporter at opset 17. Returns the exporter used and the
+    framework's outputs."""
     import torch
     module.eval()
     args = tuple(inputs.values())
-    torch.onnx.export(module, args, path, dynamo=True, opset_version=20,
-                      input_names=list(inputs), output_names=["output"],
-                      external_data=False)
+    try:
+        torch.onnx.export(module, args, path, dynamo=True, opset_version=20,
+                          input_names=list(inputs), output_names=["output"],
+                          external_data=False, optimize=optimize)
+        exporter = "dynamo" + ("" if optimize else ", optimize=False")
+    except Exception as dynamo_error:  # noqa: BLE001 - try the other one
+        try:
+            torch.onnx.export(module, args, path, dynamo=False,
+                              opset_version=17, input_names=list(inputs),
+                              output_names=["output"])
+        except Exception:  # noqa: BLE001 - report the first exporter's
+            raise dynamo_error
+        exporter = "TorchScript"
     with torch.no_grad():
-        return [module(*args).numpy()]
+        return exporter, [module(*args).numpy()]
 
 
 # --- JAX and Flax programs --------------------------------------------------
@@ -436,14 +491,13 @@ def check(model, sbp_run, workdir, train, timeout):
             perturb(module)
             path = os.path.join(directory, model.name + ".onnx")
             start = time.time()
-            expected = export_torch(model, module, inputs, path)
+            row["exporter"], expected = export_torch(module, inputs, path)
             row["export_s"] = time.time() - start
-            row["exporter"] = "torch.onnx dynamo"
             for name, value in inputs.items():
                 file = os.path.join(directory, name + ".npy")
                 np.save(file, value.numpy())
                 flags += ["--input", "%s=%s" % (name, file)]
-            framework_params, aliases = torch_parameter_names(module)
+            framework_params, aliases = torch_parameter_names(module, inputs)
             peer = peer_onnxruntime(path, inputs)
         else:
             f, params, inputs = model.build()
@@ -490,13 +544,26 @@ def check(model, sbp_run, workdir, train, timeout):
     if code != 0:
         row["error"] = "4 ranks: " + failure(code, stdout, stderr)
         return row
-    plan = re.search(r"pipeline: .*|ran @\S+ on .*", stdout)
-    row["plan"] = plan.group(0) if plan else ""
+    plan = re.findall(r"^(?:pipeline: .*|ran @\S+ on .*)$", stdout, re.M)
+    row["plan"] = "; ".join(plan)
 
     if train and model.train:
         code, stdout, stderr, seconds = run(
             [sbp_run, path, "--train", "--steps", "5", "--list-params"]
             + flags + train_flags, timeout)
+        trained = re.findall(r"^param (\S+) ", stdout, re.M)
+        if (model.framework == "torch" and code == 0 and
+                len(set(aliases.get(n, n) for n in trained)) <
+                len(framework_params)):
+            # The exporter's optimizer merged parameters into one folded
+            # tensor (a convolution with its batch norm): the unoptimized
+            # export keeps them apart.
+            path = os.path.join(directory, model.name + ".train.onnx")
+            exporter, _ = export_torch(module, inputs, path, optimize=False)
+            row["exporter"] += "; trained: " + exporter
+            code, stdout, stderr, seconds = run(
+                [sbp_run, path, "--train", "--steps", "5", "--list-params"]
+                + flags + train_flags, timeout)
         losses = [float(v) for v in re.findall(r"step=\d+ loss=(\S+)", stdout)]
         trained = sorted(re.findall(r"^param (\S+) ", stdout, re.M))
         if code != 0 or len(losses) < 5:
@@ -601,7 +668,8 @@ def main():
                     args.timeout)
         rows.append(row)
         print("%-4s %-16s %s" % ("ok" if row["ok"] else "FAIL", model.name,
-                                 "" if row["ok"] else row.get("error", "")),
+                                 row.get("plan", "") if row["ok"]
+                                 else row.get("error", "")),
               flush=True)
     if args.table:
         with open(args.table, "w") as out:
