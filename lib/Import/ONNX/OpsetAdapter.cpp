@@ -39,9 +39,32 @@ namespace {
 /// The newest opset whose changes are known here.
 constexpr int64_t kNewestOpset = 23;
 
-/// The integers of constant `name` (an initializer or a Constant's output).
+/// The integers of constant `name`: an initializer or a Constant's output,
+/// or what reshapes or concatenates such integers (the unoptimized exports
+/// of PyTorch's dynamo exporter reshape their axes). The importer folds
+/// every constant node; this runs before it, on opsets it does not read.
 std::optional<std::vector<int64_t>>
-getConstantInts(const onnx::GraphProto &graph, const std::string &name) {
+getConstantInts(const onnx::GraphProto &graph, const std::string &name,
+                int depth = 0) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (depth > 8 || node.output_size() != 1 || node.output(0) != name ||
+        node.input_size() == 0)
+      continue;
+    StringRef op = node.op_type();
+    if (op == "Identity" || op == "Reshape" || op == "Squeeze" ||
+        op == "Unsqueeze" || op == "Flatten")
+      return getConstantInts(graph, node.input(0), depth + 1);
+    if (op == "Concat") {
+      std::vector<int64_t> values;
+      for (const std::string &input : node.input()) {
+        auto part = getConstantInts(graph, input, depth + 1);
+        if (!part)
+          return std::nullopt;
+        values.insert(values.end(), part->begin(), part->end());
+      }
+      return values;
+    }
+  }
   const onnx::TensorProto *tensor = nullptr;
   for (const onnx::TensorProto &initializer : graph.initializer())
     if (initializer.name() == name)
