@@ -70,6 +70,22 @@ private:
   LogicalResult evaluateStructured(linalg::LinalgOp op);
   /// Evaluates a scalar op from its operands' values by the op's folder.
   FailureOr<Attribute> foldScalar(Operation *op, ArrayRef<Attribute> operands);
+  /// The element `extract` reads, its indices' values given by `lookup`;
+  /// null when an index is unknown or out of bounds.
+  Attribute extractElement(tensor::ExtractOp extract,
+                           function_ref<Attribute(Value)> lookup) {
+    const Elements *source = tensor(extract.getTensor());
+    if (!source)
+      return nullptr;
+    SmallVector<int64_t> at;
+    for (auto [k, v] : llvm::enumerate(extract.getIndices())) {
+      auto i = dyn_cast_if_present<IntegerAttr>(lookup(v));
+      if (!i || i.getInt() < 0 || i.getInt() >= source->shape[k])
+        return nullptr;
+      at.push_back(i.getInt());
+    }
+    return source->values[source->flatten(at)];
+  }
   /// Charges `n` scalar operations to the budget.
   bool spend(int64_t n) {
     budget -= n;
@@ -232,17 +248,10 @@ LogicalResult Evaluator::evaluateStructured(linalg::LinalgOp op) {
         continue;
       }
       if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
-        const Elements *source = tensor(extract.getTensor());
-        if (!source)
+        Attribute element = extractElement(extract, lookup);
+        if (!element)
           return failure();
-        SmallVector<int64_t> at;
-        for (auto [k, v] : llvm::enumerate(extract.getIndices())) {
-          auto i = dyn_cast_if_present<IntegerAttr>(lookup(v));
-          if (!i || i.getInt() < 0 || i.getInt() >= source->shape[k])
-            return failure();
-          at.push_back(i.getInt());
-        }
-        env[extract] = source->values[source->flatten(at)];
+        env[extract] = element;
         continue;
       }
       SmallVector<Attribute> values;
@@ -375,17 +384,8 @@ LogicalResult Evaluator::evaluate(Operation *op) {
         return success();
       })
       .Case([&](tensor::ExtractOp extract) {
-        const Elements *source = tensor(extract.getTensor());
-        if (!source)
-          return failure();
-        SmallVector<int64_t> at;
-        for (auto [k, v] : llvm::enumerate(extract.getIndices())) {
-          auto i = dyn_cast_if_present<IntegerAttr>(scalar(v));
-          if (!i || i.getInt() < 0 || i.getInt() >= source->shape[k])
-            return failure();
-          at.push_back(i.getInt());
-        }
-        scalars[result] = source->values[source->flatten(at)];
+        scalars[result] =
+            extractElement(extract, [&](Value v) { return scalar(v); });
         return success(scalars[result] != nullptr);
       })
       .Case([&](tensor::FromElementsOp fromElements) {
