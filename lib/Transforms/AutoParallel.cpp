@@ -373,11 +373,8 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
     if (succeeded(flat) && succeeded(flat->plan)) {
       double cost = flat->plan->cost.stepTime();
       progress(func.getName(),
-               llvm::formatv("without stages on mesh [{0}]: {1:F3} ms per "
-                             "step",
-                             llvm::make_range(plan.mesh.begin(),
-                                              plan.mesh.end()),
-                             cost * 1e3));
+               llvm::formatv("without stages on mesh {0}: {1:F3} ms per step",
+                             formatMesh(plan.mesh), cost * 1e3));
       if (cost <= plan.stepTime) {
         unpipelined = std::move(*flat);
         reshapedMesh = reshaped;
@@ -487,7 +484,9 @@ void SbpAutoParallelPass::runOnOperation() {
     }
     // The same devices reshaped as the pipeline's mesh, without stages.
     if (reshapedMesh) {
-      if (createdMesh && SymbolTable::symbolKnownUseEmpty(*meshOp, module))
+      // One mesh a module, as sbp-run runs it: the one asked for goes
+      // unless something names it.
+      if (SymbolTable::symbolKnownUseEmpty(*meshOp, module))
         meshOp->erase();
       meshOp = *reshapedMesh;
       costModel = reshapedModelHolder.get();
