@@ -58,6 +58,26 @@ bool isStatic(ArrayRef<int64_t> sizes) {
   return llvm::none_of(sizes, ShapedType::isDynamic);
 }
 
+/// Calls `visit` with each position that the strided box of `op` (an
+/// extract or insert slice) addresses in the whole tensor, in the box's
+/// row-major order; false when the box is not static.
+bool forEachInBox(OffsetSizeAndStrideOpInterface op,
+                  function_ref<void(ArrayRef<int64_t>)> visit) {
+  ArrayRef<int64_t> offsets = op.getStaticOffsets(),
+                    sizes = op.getStaticSizes(),
+                    strides = op.getStaticStrides();
+  if (!isStatic(offsets) || !isStatic(sizes) || !isStatic(strides))
+    return false;
+  SmallVector<int64_t> index(sizes.size(), 0), at(sizes.size());
+  if (product(sizes) != 0)
+    do {
+      for (size_t d = 0; d < sizes.size(); ++d)
+        at[d] = offsets[d] + index[d] * strides[d];
+      visit(at);
+    } while (next(index, sizes));
+  return true;
+}
+
 class Evaluator {
 public:
   explicit Evaluator(int64_t budget) : budget(budget) {}
@@ -303,41 +323,25 @@ LogicalResult Evaluator::evaluate(Operation *op) {
       })
       .Case([&](tensor::ExtractSliceOp slice) {
         const Elements *source = tensor(slice.getSource());
-        ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
-                          sizes = slice.getStaticSizes(),
-                          strides = slice.getStaticStrides();
-        if (!source || !isStatic(offsets) || !isStatic(sizes) ||
-            !isStatic(strides))
+        if (!source)
           return failure();
         Elements &elements = define(result);
-        SmallVector<int64_t> index(sizes.size(), 0), at(sizes.size());
         int64_t k = 0;
-        if (product(sizes) != 0)
-          do {
-            for (size_t d = 0; d < sizes.size(); ++d)
-              at[d] = offsets[d] + index[d] * strides[d];
-            elements.values[k++] = source->values[source->flatten(at)];
-          } while (next(index, sizes));
-        return success();
+        return success(forEachInBox(slice, [&](ArrayRef<int64_t> at) {
+          elements.values[k++] = source->values[source->flatten(at)];
+        }));
       })
       .Case([&](tensor::InsertSliceOp insert) {
         const Elements *source = tensor(insert.getSource());
         const Elements *dest = tensor(insert.getDest());
-        ArrayRef<int64_t> offsets = insert.getStaticOffsets(),
-                          sizes = insert.getStaticSizes(),
-                          strides = insert.getStaticStrides();
-        if (!source || !dest || !isStatic(offsets) || !isStatic(sizes) ||
-            !isStatic(strides))
+        if (!source || !dest)
           return failure();
         Elements copy = *dest;
-        SmallVector<int64_t> index(sizes.size(), 0), at(sizes.size());
         int64_t k = 0;
-        if (product(sizes) != 0)
-          do {
-            for (size_t d = 0; d < sizes.size(); ++d)
-              at[d] = offsets[d] + index[d] * strides[d];
-            copy.values[copy.flatten(at)] = source->values[k++];
-          } while (next(index, sizes));
+        if (!forEachInBox(insert, [&](ArrayRef<int64_t> at) {
+              copy.values[copy.flatten(at)] = source->values[k++];
+            }))
+          return failure();
         set(result, std::move(copy));
         return success();
       })
