@@ -27,6 +27,9 @@ llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 # not: LLVM's allocators, inlined into sbp's code, poison memory that the
 # uninstrumented library then reads legitimately. Only real errors count.
 config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=0"
+# sbp-run's compilation cache: the build's own, not the user's.
+config.environment["SBP_CACHE_DIR"] = os.path.join(config.sbp_obj_root, "test",
+                                                   "compile-cache")
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.sbp_tools_dir, config.llvm_tools_dir]

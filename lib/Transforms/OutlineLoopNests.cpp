@@ -4,6 +4,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "sbp/Transforms/Passes.h"
 
@@ -22,10 +23,30 @@ bool isLoopNest(Operation &op) {
   return isa<scf::ForOp, scf::ParallelOp>(op) && op.getNumResults() == 0;
 }
 
-/// Moves `loop` of `parent` into a new private function placed after
-/// `previous` and calls it in its place; returns the new function.
+/// A hash of `func`'s body that equivalent bodies share: op names,
+/// attributes and types, not the values' identities or the locations.
+llvm::hash_code hashBody(func::FuncOp func) {
+  llvm::hash_code hash = llvm::hash_value(func.getFunctionType().getAsOpaquePointer());
+  func.getBody().walk([&](Operation *op) {
+    hash = llvm::hash_combine(
+        hash, OperationEquivalence::computeHash(
+                  op, OperationEquivalence::ignoreHashValue,
+                  OperationEquivalence::ignoreHashValue,
+                  OperationEquivalence::IgnoreLocations));
+  });
+  return hash;
+}
+
+/// The outlined functions so far, by the hash of their bodies.
+using OutlinedFunctions =
+    llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>>;
+
+/// Moves `loop` of `parent` into a private function and calls it in its
+/// place: an equivalent one outlined before, else a new one placed after
+/// `previous`. Returns the new function, or nothing.
 func::FuncOp outline(Operation *loop, func::FuncOp parent, Operation *previous,
-                     SymbolTable &symbols, unsigned index) {
+                     SymbolTable &symbols, unsigned index,
+                     OutlinedFunctions &outlined) {
   MLIRContext *ctx = loop->getContext();
   SetVector<Value> captured(llvm::from_range, loop->getOperands());
   getUsedValuesDefinedAbove(loop->getRegions(), captured);
@@ -48,7 +69,6 @@ func::FuncOp outline(Operation *loop, func::FuncOp parent, Operation *previous,
   func.setPrivate();
   // LLVM would inline a function called once, undoing the split.
   func->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
-  symbols.insert(func);
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   IRMapping mapping;
@@ -57,8 +77,28 @@ func::FuncOp outline(Operation *loop, func::FuncOp parent, Operation *previous,
     b.clone(*constant, mapping);
   b.clone(*loop, mapping);
   func::ReturnOp::create(b, loop->getLoc());
+
+  // The layers of a model repeat the same nests on other buffers: each is
+  // compiled once, which divides LLVM's time by the number of layers.
+  SmallVector<func::FuncOp, 1> &same = outlined[hashBody(func)];
+  func::FuncOp callee = nullptr;
+  for (func::FuncOp candidate : same)
+    if (OperationEquivalence::isRegionEquivalentTo(
+            &candidate.getBody(), &func.getBody(),
+            OperationEquivalence::IgnoreLocations)) {
+      callee = candidate;
+      break;
+    }
+  if (callee) {
+    func.erase();
+    func = nullptr;
+  } else {
+    symbols.insert(func);
+    same.push_back(func);
+    callee = func;
+  }
   b.setInsertionPoint(loop);
-  func::CallOp::create(b, loop->getLoc(), func, arguments);
+  func::CallOp::create(b, loop->getLoc(), callee, arguments);
   loop->erase();
   return func;
 }
@@ -70,6 +110,7 @@ struct OutlineLoopNestsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    OutlinedFunctions outlined;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
       if (func.isExternal())
@@ -82,8 +123,25 @@ struct OutlineLoopNestsPass
       if (nests.size() <= minLoops)
         continue;
       Operation *previous = func;
-      for (auto [i, nest] : llvm::enumerate(nests))
-        previous = outline(nest, func, previous, symbols, i);
+      unsigned index = 0;
+      for (Operation *nest : nests)
+        if (func::FuncOp outlinedFunc = outline(nest, func, previous, symbols,
+                                                index, outlined)) {
+          previous = outlinedFunc;
+          ++index;
+        }
+      // What is left runs once a call: allocations, views and calls, tens
+      // of thousands of instructions for a large model that LLVM would
+      // optimize for nothing.
+      bool hasLoops =
+          func.walk([](LoopLikeOpInterface) { return WalkResult::interrupt(); })
+              .wasInterrupted();
+      if (!hasLoops && !func->hasAttr("passthrough")) {
+        OpBuilder b(func);
+        func->setAttr("passthrough",
+                      b.getArrayAttr({b.getStringAttr("noinline"),
+                                      b.getStringAttr("optnone")}));
+      }
     }
   }
 };

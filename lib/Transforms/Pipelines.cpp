@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
@@ -92,21 +93,26 @@ static void buildCpuCodegenPipeline(OpPassManager &pm) {
   // Integer powers (math.ipowi) have no LLVM intrinsic: loops in a helper.
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createSbpOutlineLoopNestsPass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  // A large model is now a function per loop nest: the conversions that
+  // add no symbol to the module convert the functions in parallel; those
+  // that declare functions (malloc, libm, abort) run on the module.
+  OpPassManager &loops = pm.nest<func::FuncOp>();
+  loops.addPass(createSCFToControlFlowPass());
+  loops.addPass(memref::createExpandStridedMetadataPass());
+  loops.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   ConvertVectorToLLVMPassOptions vectorToLlvm;
   vectorToLlvm.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
-  pm.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
+  OpPassManager &vectors = pm.nest<func::FuncOp>();
+  vectors.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
+  vectors.addPass(createConvertMathToLLVMPass());
+  vectors.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
+  pm.addNestedPass<func::FuncOp>(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addNestedPass<LLVM::LLVMFuncOp>(createConvertIndexToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 

@@ -331,7 +331,7 @@ def main():
         runs = [["--check-gradients"],
                 ["--check-gradients", "--ranks", "4", "--auto"],
                 ["--train", "--steps", "3", "--mesh", "2x2", "--auto",
-                 "--reference", "--params", params]]
+                 "--reference", "--plain-reference", "--params", params]]
         for flags in runs:
             done = subprocess.run([args.run, path] + flags,
                                   capture_output=True, text=True, timeout=300)

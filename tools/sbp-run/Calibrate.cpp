@@ -43,8 +43,9 @@ double timeKernel(mlir::MLIRContext &context, const std::string &text,
     error = *message;
     return -1;
   }
+  mlir::TimingScope untimed;
   auto program = CompiledProgram::compile(*module, "k", Backend::Cpu, true,
-                                          useBlas, error);
+                                          useBlas, error, nullptr, untimed);
   if (!program)
     return -1;
   std::vector<::sbp::runtime::NpyArray> inputs, outputs;

@@ -15,14 +15,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "sbp/Dialect/Sbp/IR/Sbp.h"
 #include "sbp/Transforms/Pipelines.h"
-#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -36,32 +31,6 @@ using ::sbp::runtime::LayoutEntry;
 using ::sbp::runtime::NpyArray;
 
 namespace {
-
-/// Exports the module's global constructors (the loads of its kernel
-/// images, which the translation of `gpu.binary` creates) as one function,
-/// `sbp_program_init`: the JIT runs them itself, but its object code keeps
-/// them in a private initializer that no `dlopen` of a saved program runs,
-/// so sbp-exec calls this one.
-void exportConstructors(llvm::Module &module) {
-  SmallVector<llvm::orc::CtorDtorIterator::Element> ctors;
-  for (llvm::orc::CtorDtorIterator::Element ctor :
-       llvm::orc::getConstructors(module))
-    if (ctor.Func)
-      ctors.push_back(ctor);
-  if (ctors.empty())
-    return;
-  llvm::stable_sort(ctors, [](const auto &a, const auto &b) {
-    return a.Priority < b.Priority;
-  });
-  llvm::LLVMContext &context = module.getContext();
-  auto *init = llvm::Function::Create(
-      llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
-      llvm::GlobalValue::ExternalLinkage, "sbp_program_init", module);
-  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "", init));
-  for (const auto &ctor : ctors)
-    builder.CreateCall(ctor.Func);
-  builder.CreateRetVoid();
-}
 
 /// Whether `type` holds integers that can index (not i1 flags).
 bool holdsIndices(Type type) {
@@ -376,7 +345,7 @@ auto ::sbp::run::describeEntry(func::FuncOp func,
 std::unique_ptr<CompiledProgram>
 CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
                          bool optimize, bool useBlas, std::string &error,
-                         bool saveable) {
+                         const CompileCache *cache, TimingScope &timing) {
   // The host reuses its inputs (benchmark iterations, the reference run,
   // a pipeline's micro-batches): no function it calls may write into them.
   for (auto func : module.getOps<func::FuncOp>())
@@ -385,109 +354,116 @@ CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
       func.setArgAttr(i, "bufferization.writable",
                       BoolAttr::get(module.getContext(), false));
 
-  PassManager pm(module.getContext());
-  if (backend != Backend::Cpu) {
-    mlir::sbp::LowerGpuOptions options;
-    options.emulate = backend == Backend::EmulatedCuda;
-    mlir::sbp::buildLowerGpuPipeline(pm, options);
-  } else {
-    mlir::sbp::LowerCpuOptions options;
-    options.useBlas = optimize && useBlas;
-    options.vectorize = optimize;
-    mlir::sbp::buildLowerCpuPipeline(pm, options);
-  }
-  if (failed(pm.run(module))) {
-    error = backend != Backend::Cpu ? "lowering to CUDA kernels failed"
-                                    : "lowering to LLVM failed";
-    return nullptr;
+  auto program = std::unique_ptr<CompiledProgram>(new CompiledProgram);
+  program->backend = backend;
+  std::string key;
+  if (cache) {
+    TimingScope hashing = timing.nest("compile cache lookup");
+    key = cache->getKey(module, "backend=" + std::to_string(int(backend)) +
+                                    " optimize=" + std::to_string(optimize) +
+                                    " blas=" + std::to_string(useBlas));
+    if (std::optional<ObjectFiles> objects = cache->load(key))
+      program->objects = std::move(*objects);
   }
 
-  // The options hold references: the transformer must outlive create().
-  std::function<llvm::Error(llvm::Module *)> optimizer =
-      makeOptimizingTransformer(3, 0, nullptr);
-  std::function<llvm::Error(llvm::Module *)> transformer =
-      [&](llvm::Module *llvmModule) {
-        if (saveable)
-          exportConstructors(*llvmModule);
-        return optimizer(llvmModule);
-      };
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  if (program->objects.empty()) {
+    TimingScope lowering = timing.nest("lowering to LLVM");
+    PassManager pm(module.getContext());
+    pm.enableTiming(lowering);
+    if (backend != Backend::Cpu) {
+      mlir::sbp::LowerGpuOptions options;
+      options.emulate = backend == Backend::EmulatedCuda;
+      mlir::sbp::buildLowerGpuPipeline(pm, options);
+    } else {
+      mlir::sbp::LowerCpuOptions options;
+      options.useBlas = optimize && useBlas;
+      options.vectorize = optimize;
+      mlir::sbp::buildLowerCpuPipeline(pm, options);
+    }
+    if (failed(pm.run(module))) {
+      error = backend != Backend::Cpu ? "lowering to CUDA kernels failed"
+                                      : "lowering to LLVM failed";
+      return nullptr;
+    }
+    lowering.stop();
+    TimingScope codegen = timing.nest("LLVM optimization and code generation");
+    auto objects = compileForHost(module, /*optLevel=*/2);
+    if (!objects) {
+      error = "compiling for the host failed: " +
+              llvm::toString(objects.takeError());
+      return nullptr;
+    }
+    program->objects = std::move(*objects);
+    if (cache)
+      cache->store(key, program->objects);
+  }
+
+  TimingScope linking = timing.nest("linking");
   // memref.copy of strided memrefs calls MLIR's C runner utilities.
-  SmallVector<StringRef> libs = {SBP_MLIR_C_RUNNER_UTILS};
-  engineOptions.sharedLibPaths = libs;
-  engineOptions.enableObjectDump = saveable;
-  // For the host CPU, and free to fuse multiplies and adds: the vectorized
-  // matmuls multiply and accumulate in separate ops.
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder) {
-    error = "no target for the host: " + llvm::toString(builder.takeError());
+  auto code = LinkedCode::link(program->objects, {SBP_MLIR_C_RUNNER_UTILS});
+  if (!code) {
+    error = "linking the program failed: " + llvm::toString(code.takeError());
     return nullptr;
   }
-  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  // A saved program becomes a shared library.
-  if (saveable)
-    builder->setRelocationModel(llvm::Reloc::PIC_);
-  builder->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Fast;
-  auto machine = builder->createTargetMachine();
-  if (!machine) {
-    error = "no target machine for the host: " +
-            llvm::toString(machine.takeError());
-    return nullptr;
-  }
-  auto engine =
-      ExecutionEngine::create(module, engineOptions, std::move(*machine));
-  if (!engine) {
-    error = "JIT compilation failed: " + llvm::toString(engine.takeError());
-    return nullptr;
-  }
-  auto program = std::unique_ptr<CompiledProgram>(new CompiledProgram);
-  program->engine = std::move(*engine);
-  program->backend = backend;
-  auto packed = program->engine->lookupPacked(entry);
+  program->code = std::move(*code);
+  auto packed = program->code->lookup("_mlir_" + entry.str());
   if (!packed) {
     error = "no compiled function @" + entry.str() + ": " +
             llvm::toString(packed.takeError());
     return nullptr;
   }
-  program->packed = *packed;
+  program->packed = reinterpret_cast<void (*)(void **)>(*packed);
+  if (llvm::Error problem = program->code->initialize()) {
+    error = "the program's initialization failed: " +
+            llvm::toString(std::move(problem));
+    return nullptr;
+  }
   return program;
 }
 
 std::unique_ptr<EntryPoint> CompiledProgram::lookup(StringRef name,
                                                     std::string &error) const {
-  auto packed = engine->lookupPacked(name);
+  auto packed = code->lookup("_mlir_" + name.str());
   if (!packed) {
     error = "no compiled function @" + name.str() + ": " +
             llvm::toString(packed.takeError());
     return nullptr;
   }
-  return std::make_unique<FunctionEntry>(*packed, backend);
+  return std::make_unique<FunctionEntry>(
+      reinterpret_cast<void (*)(void **)>(*packed), backend);
 }
 
 bool CompiledProgram::save(const std::string &path, std::string &error) const {
-  std::string object = path + ".o";
-  engine->dumpToObjectFile(object);
-  if (!llvm::sys::fs::exists(object)) {
-    error = "the JIT kept no object code to save";
-    return false;
-  }
   auto compiler = llvm::sys::findProgramByName("cc");
   if (!compiler) {
     error = "no C compiler driver (cc) to link " + path;
     return false;
   }
+  std::vector<std::string> files;
+  for (auto [i, object] : llvm::enumerate(objects)) {
+    files.push_back(path + "." + std::to_string(i) + ".o");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(files.back(), ec);
+    os << object;
+    if (ec || (os.close(), os.has_error())) {
+      os.clear_error();
+      error = "cannot write " + files.back();
+      for (const std::string &file : files)
+        llvm::sys::fs::remove(file);
+      return false;
+    }
+  }
   // Host programs may call MLIR's C runner utilities (strided copies).
-  std::vector<llvm::StringRef> args = {*compiler, "-shared", "-o", path,
-                                       object};
+  std::vector<llvm::StringRef> args = {*compiler, "-shared", "-o", path};
+  args.insert(args.end(), files.begin(), files.end());
   if (backend != Backend::Cuda)
     args.push_back(SBP_MLIR_C_RUNNER_UTILS);
   args.push_back("-lm");
   std::string message;
   int status = llvm::sys::ExecuteAndWait(*compiler, args, std::nullopt, {}, 0,
                                          0, &message);
-  llvm::sys::fs::remove(object);
+  for (const std::string &file : files)
+    llvm::sys::fs::remove(file);
   if (status != 0) {
     error = "linking " + path + " failed" +
             (message.empty() ? std::string() : ": " + message);

@@ -9,8 +9,9 @@
 #define SBP_RUN_PROGRAM_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "HostCode.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "sbp/Run/Entry.h"
 #include "sbp/Run/Execution.h"
 #include <memory>
@@ -37,14 +38,15 @@ describePipeline(mlir::ModuleOp module, const std::vector<int64_t> &mesh,
 class CompiledProgram : public EntryPoint {
 public:
   /// Lowers `module` with `--sbp-lower-cpu` (tiled and vectorized, or with
-  /// BLAS, or plain loops when `optimize` is false) or `--sbp-lower-gpu`
-  /// and JIT-compiles it; `saveable` keeps the object code (position
-  /// independent) for save(). On failure the diagnostics were reported and
-  /// `error` says which step failed.
+  /// BLAS, or plain loops when `optimize` is false) or `--sbp-lower-gpu`,
+  /// compiles it for the host and links it into this process; with a
+  /// `cache`, the object code of an equal module compiled before is
+  /// reused. The steps are timed under `timing`. On failure the
+  /// diagnostics were reported and `error` says which step failed.
   static std::unique_ptr<CompiledProgram>
   compile(mlir::ModuleOp module, llvm::StringRef entry, Backend backend,
           bool optimize, bool useBlas, std::string &error,
-          bool saveable = false);
+          const CompileCache *cache, mlir::TimingScope &timing);
 
   /// Links the object code into the shared library `path` (with the
   /// system's C compiler driver), which exports the packed entry
@@ -56,7 +58,8 @@ public:
                                      std::string &error) const;
 
 private:
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  ObjectFiles objects;
+  std::unique_ptr<LinkedCode> code;
 };
 
 } // namespace sbp::run

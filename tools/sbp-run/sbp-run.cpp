@@ -31,6 +31,7 @@
 #include "sbp/Tools/InputFile.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Pipelines.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -44,6 +45,7 @@
 #endif
 #include <cmath>
 #include <cstdlib>
+#include <future>
 #include <map>
 #include <random>
 
@@ -53,6 +55,12 @@ using ::sbp::runtime::NpyArray;
 namespace cl = llvm::cl;
 
 namespace {
+/// The value of `optional`, or null.
+template <typename T>
+const T *optionalPtr(const std::optional<T> &optional) {
+  return optional ? &*optional : nullptr;
+}
+
 
 cl::OptionCategory category("sbp-run options");
 
@@ -89,6 +97,17 @@ cl::opt<std::string> saveFlag(
              "(argN.npy) and, with --reference, the reference's results "
              "(expectedN.npy); a cuda program needs no GPU to be saved"),
     cl::value_desc("DIR"), cl::cat(category));
+cl::opt<std::string> cacheFlag(
+    "cache",
+    cl::desc("Directory of the persistent compilation cache, or 'off' "
+             "(default: $SBP_CACHE_DIR, else $XDG_CACHE_HOME/sbp, else "
+             "~/.cache/sbp): a program compiled before links at once"),
+    cl::value_desc("DIR|off"), cl::cat(category));
+cl::opt<bool> timingFlag(
+    "timing",
+    cl::desc("Print the time of each step (import, search, partitioning, "
+             "lowering, LLVM code generation, linking, run) to stderr"),
+    cl::cat(category));
 cl::opt<int64_t> nprocFlag(
     "nproc",
     cl::desc("Start N processes of this command, one per rank, through MPI's "
@@ -115,6 +134,12 @@ cl::opt<std::string> outputDir("output-dir",
 cl::opt<bool> referenceFlag(
     "reference",
     cl::desc("Also run the logical program on one rank and compare"),
+    cl::cat(category));
+cl::opt<bool> plainReferenceFlag(
+    "plain-reference",
+    cl::desc("With --reference: lower the reference to plain loops (no "
+             "tiling, vectorization or BLAS), which checks the code "
+             "generation too; slow on large models"),
     cl::cat(category));
 cl::opt<double> tolFlag("tol",
                         cl::desc("Largest relative error --reference "
@@ -337,7 +362,11 @@ private:
   void listParameters(ArrayRef<int64_t> params);
   /// The message for `flag`'s NAME, which names no argument of the entry.
   std::string noArgument(StringRef flag, StringRef name);
-  /// Runs the logical program on one rank (plain lowering) into
+  /// Starts compiling the logical program for --reference on a thread of
+  /// its own, beside the partitioned program's compilation.
+  void startReference(ModuleOp logical, StringRef entryName);
+  /// Runs the logical program on one rank (the program startReference
+  /// compiled) into
   /// `expected`; an exit status on failure.
   int runReference(ModuleOp logical, StringRef entryName,
                    const std::vector<TensorSpec> &globalArgs,
@@ -355,6 +384,15 @@ private:
               const std::vector<NpyArray> &expected);
 
   MLIRContext context;
+  /// --timing's report, printed when the runner ends.
+  DefaultTimingManager timingManager;
+  TimingScope timing;
+  /// --cache's, or nothing.
+  std::optional<CompileCache> cache;
+  /// The reference's compiled program, from startReference, and its error.
+  std::future<std::unique_ptr<CompiledProgram>> referenceProgram;
+  std::string referenceError;
+  TimingScope referenceTiming;
   OwningOpRef<ModuleOp> module;
   /// Values of arguments that an ONNX model holds (its weights).
   std::vector<mlir::sbp::OnnxWeight> weights;
@@ -929,8 +967,13 @@ int Runner::run() {
     return usage("--bench must not be negative");
   if (!(timeoutFlag > 0))
     return usage("--timeout must be positive");
+  timingManager.setEnabled(timingFlag);
+  timing = timingManager.getRootScope();
+  cache = CompileCache::open(cacheFlag);
+  TimingScope importing = timing.nest("import");
   if (int status = load())
     return status;
+  importing.stop();
   if ((*module)->hasAttr(mlir::sbp::SbpDialect::getPipelineAttrName()))
     return usage(inputFile + " is already cut into pipeline stages; give "
                              "sbp-run the logical program and "
@@ -943,6 +986,7 @@ int Runner::run() {
     if (isPartitioned(*module))
       return usage("--train needs the logical program; " + inputFile +
                    " is already partitioned");
+    TimingScope building = timing.nest("training step");
     if (int status = makeTrainStep())
       return status;
   }
@@ -956,10 +1000,16 @@ int Runner::run() {
     return usage("--reference needs the logical program; " + inputFile +
                  " is already partitioned");
   OwningOpRef<ModuleOp> logical = module->clone();
+  // The reference's compilation may still use the logical module.
+  auto waitForReference = llvm::make_scope_exit([&] {
+    if (referenceProgram.valid())
+      referenceProgram.wait();
+  });
   if (autoFlag) {
     if (partitioned)
       return usage("--auto needs the logical program; " + inputFile +
                    " is already partitioned");
+    TimingScope searching = timing.nest("search");
     if (int status = searchPlan())
       return status;
   } else if (stagesFlag) {
@@ -992,7 +1042,9 @@ int Runner::run() {
     return runPipeline(*logical, entryName, globalArgs, logicalResults);
 
   if (!partitioned) {
+    TimingScope partitioning = timing.nest("partitioning");
     PassManager pm(&context);
+    pm.enableTiming(partitioning);
     mlir::sbp::buildParallelizePipeline(pm);
     if (failed(pm.run(*module)))
       return usage("cannot partition " + inputFile + " (see the errors above)");
@@ -1019,10 +1071,15 @@ int Runner::run() {
   Backend backend = backendFlag == "cuda" ? Backend::Cuda
                     : emulateGpuFlag      ? Backend::EmulatedCuda
                                           : Backend::Cpu;
+  if (referenceFlag)
+    startReference(*logical, entryName);
+  TimingScope compiling = timing.nest("compile");
   auto program = CompiledProgram::compile(*module, entryName, backend, true,
-                                          blasFlag, error, !saveFlag.empty());
+                                          blasFlag, error, optionalPtr(cache),
+                                          compiling);
   if (!program)
     return usage(inputFile + ": " + error);
+  compiling.stop();
   // The search lays each updated value out as its argument.
   for (int64_t i = 0; i < numCarried; ++i)
     if (args[i].layout.entries != results[i].layout.entries)
@@ -1048,10 +1105,12 @@ int Runner::run() {
     return checkGradients(*program, args, results, options);
   Execution execution(*program, args, results, options);
   std::vector<NpyArray> outputs;
+  TimingScope running = timing.nest("run");
   if (!execution.run(inputs, outputs, error)) {
     llvm::errs() << "sbp-run: " << error << "\n";
     return execution.isUsageError() ? 2 : 3;
   }
+  running.stop();
   return finish(execution, outputs, mesh, entryName, backend, *logical,
                 globalArgs, logicalResults);
 }
@@ -1339,11 +1398,14 @@ int Runner::finish(const Execution &execution, std::vector<NpyArray> &outputs,
 int Runner::runPipeline(ModuleOp logical, StringRef entryName,
                         const std::vector<TensorSpec> &globalArgs,
                         const std::vector<TensorSpec> &logicalResults) {
+  TimingScope partitioning = timing.nest("partitioning");
   PassManager pm(&context);
+  pm.enableTiming(partitioning);
   mlir::sbp::buildParallelizePipeline(pm);
   if (failed(pm.run(*module)))
     return usage("cannot partition the stages of " + inputFile +
                  " (see the errors above)");
+  partitioning.stop();
   // Stage k runs on the devices at position k along the first axis of the
   // pipeline's mesh, the rest of it being the stage's sub-mesh.
   auto description = (*module)->getAttrOfType<DictionaryAttr>(
@@ -1362,10 +1424,15 @@ int Runner::runPipeline(ModuleOp logical, StringRef entryName,
   if (auto error = describePipeline(*module, pipelineMesh, pipeline, names))
     return usage(*error);
   std::string error;
+  if (referenceFlag)
+    startReference(logical, entryName);
+  TimingScope compiling = timing.nest("compile");
   auto program = CompiledProgram::compile(*module, names[0], Backend::Cpu, true,
-                                          blasFlag, error);
+                                          blasFlag, error, optionalPtr(cache),
+                                          compiling);
   if (!program)
     return usage(inputFile + ": " + error);
+  compiling.stop();
   // Each stage's programs, in the order describePipeline names them.
   std::vector<std::unique_ptr<EntryPoint>> entries;
   std::vector<StageProgram *> programs;
@@ -1391,10 +1458,12 @@ int Runner::runPipeline(ModuleOp logical, StringRef entryName,
     options.trainSteps = stepsFlag;
   Execution execution(pipeline, logicalResults, options);
   std::vector<NpyArray> outputs;
+  TimingScope running = timing.nest("run");
   if (!execution.run(inputs, outputs, error)) {
     llvm::errs() << "sbp-run: " << error << "\n";
     return execution.isUsageError() ? 2 : 3;
   }
+  running.stop();
   if (execution.isReportingRank())
     llvm::outs() << "pipeline: " << numStages
                  << (numStages == 1 ? " stage" : " stages") << " on sub-meshes "
@@ -1405,18 +1474,43 @@ int Runner::runPipeline(ModuleOp logical, StringRef entryName,
                 logical, globalArgs, logicalResults);
 }
 
+void Runner::startReference(ModuleOp logical, StringRef entryName) {
+  // The lowering of the reference runs beside another in this context: the
+  // dialects that either loads are loaded now, as no thread may load one
+  // while another uses the context.
+  DialectRegistry registry;
+  PassManager pm(&context);
+  mlir::sbp::buildLowerCpuPipeline(pm, {});
+  if (backendFlag != "cpu" || emulateGpuFlag)
+    mlir::sbp::buildLowerGpuPipeline(pm, {});
+  pm.getDependentDialects(registry);
+  for (StringRef name : registry.getDialectNames())
+    context.getOrLoadDialect(name);
+  referenceTiming = timing.nest("reference");
+  // Vectorized as the program is, without BLAS: one rank's reference of a
+  // large model in plain loops runs for minutes.
+  bool optimize = !plainReferenceFlag;
+  referenceProgram = std::async(
+      std::launch::async, [this, logical, name = entryName.str(), optimize] {
+        TimingScope compiling = referenceTiming.nest("compile");
+        return CompiledProgram::compile(logical, name, Backend::Cpu, optimize,
+                                        false, referenceError,
+                                        optionalPtr(cache), compiling);
+      });
+}
+
 int Runner::runReference(ModuleOp logical, StringRef entryName,
                          const std::vector<TensorSpec> &globalArgs,
                          const std::vector<TensorSpec> &logicalResults,
                          std::vector<NpyArray> &expected,
                          std::vector<double> *losses) {
-  // The reference is the plainest lowering (loops, no BLAS), so that it
-  // checks the code generation as well as the partitioning.
-  std::string error;
-  auto reference = CompiledProgram::compile(logical, entryName, Backend::Cpu,
-                                            false, false, error);
+  if (!referenceProgram.valid())
+    startReference(logical, entryName);
+  std::unique_ptr<CompiledProgram> reference = referenceProgram.get();
   if (!reference)
-    return usage(inputFile + ": reference: " + error);
+    return usage(inputFile + ": reference: " + referenceError);
+  std::string error;
+  TimingScope running = referenceTiming.nest("run");
   ExecutionOptions one;
   one.mesh = std::vector<int64_t>(mesh.size(), 1);
   one.timeoutSeconds = timeoutFlag;

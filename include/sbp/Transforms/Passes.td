@@ -879,6 +879,15 @@ def SbpOutlineLoopNestsPass : Pass<"sbp-outline-loop-nests", "ModuleOp"> {
     the values it uses from above become arguments, except constants, which
     are cloned. The call costs nanoseconds per nest.
 
+    Nests that are the same but for the values they are given (each layer
+    of a model runs the same nests on other buffers) share one function:
+    a nest equal to one outlined before, op by op with the same attributes
+    and types (locations aside), calls that function instead of a new one.
+    LLVM then compiles each distinct nest once: a model of 8 identical
+    layers compiles about a fifth of the code. A function left without
+    loops runs once a call (allocations, views, calls): it is marked
+    `noinline` and `optnone`, so that LLVM spends no time optimizing it.
+
     Constraints: none; a function with `min-loops` nests or fewer is left
     as it is.
   }];
