@@ -42,7 +42,7 @@ namespace {
 
 /// Instructions per partition below which another thread costs more than
 /// it saves (the module is copied through bitcode).
-constexpr size_t kInstructionsPerPartition = 20000;
+constexpr size_t kInstructionsPerPartition = 5000;
 
 /// The cache's size beyond which its least recently used entries go.
 constexpr uint64_t kCacheLimitBytes = uint64_t(1) << 30;
@@ -260,8 +260,7 @@ void prune(StringRef directory) {
 } // namespace
 
 Expected<ObjectFiles> sbp::run::compileForHost(mlir::ModuleOp module,
-                                               unsigned optLevel,
-                                               unsigned threads) {
+                                               unsigned optLevel) {
   auto builder = getHostBuilder();
   if (!builder)
     return builder.takeError();
@@ -283,10 +282,8 @@ Expected<ObjectFiles> sbp::run::compileForHost(mlir::ModuleOp module,
     instructions += func.getInstructionCount();
     functions += !func.isDeclaration();
   }
-  unsigned partitions =
-      threads ? threads : llvm::hardware_concurrency().compute_thread_count();
-  partitions = std::min<size_t>(
-      {partitions, functions,
+  unsigned partitions = std::min<size_t>(
+      {llvm::hardware_concurrency().compute_thread_count(), functions,
        std::max<size_t>(1, instructions / kInstructionsPerPartition)});
   if (partitions <= 1) {
     auto object = optimizeAndEmit(*llvmModule, **machine, optLevel);

@@ -27,12 +27,10 @@ using ObjectFiles = std::vector<std::string>;
 /// Compiles `module` (LLVM dialect) for the host CPU: translated to LLVM IR
 /// with a packed wrapper `_mlir_NAME(void **)` for each public function and
 /// its global constructors exported as `sbp_program_init`, optimized at
-/// `optLevel` and compiled position-independent, in up to `threads`
-/// partitions at once when the module is large (0: one per hardware
-/// thread).
+/// `optLevel` and compiled position-independent, a large module in
+/// partitions on as many threads as the hardware has.
 llvm::Expected<ObjectFiles> compileForHost(mlir::ModuleOp module,
-                                           unsigned optLevel,
-                                           unsigned threads = 0);
+                                           unsigned optLevel);
 
 /// `objects` linked into this process by ORC's JIT, their undefined symbols
 /// resolved in the process and in `libraries`.

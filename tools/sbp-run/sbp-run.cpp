@@ -1001,7 +1001,7 @@ int Runner::run() {
                  " is already partitioned");
   OwningOpRef<ModuleOp> logical = module->clone();
   // The reference's compilation may still use the logical module.
-  auto waitForReference = llvm::make_scope_exit([&] {
+  llvm::scope_exit waitForReference([&] {
     if (referenceProgram.valid())
       referenceProgram.wait();
   });
