@@ -963,6 +963,9 @@ int Runner::run() {
                  "toolkit");
 #endif
   }
+  if (plainReferenceFlag && !referenceFlag)
+    return usage("--plain-reference lowers the reference of --reference, "
+                 "which is not given");
   if (benchFlag < 0)
     return usage("--bench must not be negative");
   if (!(timeoutFlag > 0))
