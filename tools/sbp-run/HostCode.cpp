@@ -312,12 +312,17 @@ Expected<ObjectFiles> sbp::run::compileForHost(mlir::ModuleOp module,
       });
     pool.wait();
   }
+  // Every partition's outcome is taken, so that no error goes unchecked.
   ObjectFiles result;
+  Error failure = Error::success();
   for (Expected<std::string> &object : objects) {
-    if (!object)
-      return object.takeError();
-    result.push_back(std::move(*object));
+    if (object)
+      result.push_back(std::move(*object));
+    else
+      failure = llvm::joinErrors(std::move(failure), object.takeError());
   }
+  if (failure)
+    return std::move(failure);
   return result;
 }
 
