@@ -26,7 +26,8 @@ bool isLoopNest(Operation &op) {
 /// A hash of `func`'s body that equivalent bodies share: op names,
 /// attributes and types, not the values' identities or the locations.
 llvm::hash_code hashBody(func::FuncOp func) {
-  llvm::hash_code hash = llvm::hash_value(func.getFunctionType().getAsOpaquePointer());
+  llvm::hash_code hash =
+      llvm::hash_value(func.getFunctionType().getAsOpaquePointer());
   func.getBody().walk([&](Operation *op) {
     hash = llvm::hash_combine(
         hash, OperationEquivalence::computeHash(

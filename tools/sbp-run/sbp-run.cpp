@@ -61,7 +61,6 @@ const T *optionalPtr(const std::optional<T> &optional) {
   return optional ? &*optional : nullptr;
 }
 
-
 cl::OptionCategory category("sbp-run options");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<program>"),
@@ -366,8 +365,7 @@ private:
   /// its own, beside the partitioned program's compilation.
   void startReference(ModuleOp logical, StringRef entryName);
   /// Runs the logical program on one rank (the program startReference
-  /// compiled) into
-  /// `expected`; an exit status on failure.
+  /// compiled) into `expected`; an exit status on failure.
   int runReference(ModuleOp logical, StringRef entryName,
                    const std::vector<TensorSpec> &globalArgs,
                    const std::vector<TensorSpec> &logicalResults,
