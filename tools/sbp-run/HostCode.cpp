@@ -20,6 +20,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -28,6 +29,9 @@
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/IPO/DeadArgumentElimination.h"
+#include "llvm/Transforms/Scalar/ADCE.h"
+#include "llvm/Transforms/Scalar/InstSimplifyPass.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 #include <algorithm>
@@ -43,6 +47,10 @@ namespace {
 /// Instructions per partition below which another thread costs more than
 /// it saves (the module is copied through bitcode).
 constexpr size_t kInstructionsPerPartition = 5000;
+
+/// Partitions per thread: more partitions than threads keep every thread
+/// busy while the largest partition (the glue, a big loop nest) compiles.
+constexpr unsigned kPartitionsPerThread = 4;
 
 /// The cache's size beyond which its least recently used entries go.
 constexpr uint64_t kCacheLimitBytes = uint64_t(1) << 30;
@@ -137,6 +145,40 @@ void addPackedWrappers(llvm::Module &module) {
     wrapper->addFnAttr(llvm::Attribute::NoInline);
     wrapper->addFnAttr(llvm::Attribute::OptimizeNone);
   }
+}
+
+/// Drops the arguments that functions do not read. A loop nest of static
+/// shapes reads only the aligned pointer of each memref descriptor it is
+/// given, yet its caller unpacks every field of every descriptor for the
+/// call (most of a model's glue). Only the packed wrappers and the
+/// constructors stay visible; every other function becomes internal, which
+/// lets dead argument elimination rewrite it with its callers. The cleanup
+/// (folding the descriptors' inserts and extracts, deleting what is dead)
+/// is free of the pass instrumentation that skips `optnone` functions, so
+/// that it reaches the glue too.
+void dropDeadArguments(llvm::Module &module) {
+  for (llvm::Function &func : module)
+    if (!func.isDeclaration() && !func.getName().starts_with("_mlir_") &&
+        func.getName() != "sbp_program_init")
+      func.setLinkage(llvm::GlobalValue::InternalLinkage);
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder;
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  llvm::FunctionPassManager cleanup;
+  cleanup.addPass(llvm::InstSimplifyPass());
+  cleanup.addPass(llvm::ADCEPass());
+  llvm::ModulePassManager passes;
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(cleanup)));
+  passes.addPass(llvm::DeadArgumentEliminationPass());
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::ADCEPass()));
+  passes.run(module, modules);
 }
 
 /// Compiles `module` to an object file with `machine`.
@@ -260,13 +302,15 @@ void prune(StringRef directory) {
 } // namespace
 
 Expected<ObjectFiles> sbp::run::compileForHost(mlir::ModuleOp module,
-                                               unsigned optLevel) {
+                                               unsigned optLevel,
+                                               mlir::TimingScope &timing) {
   auto builder = getHostBuilder();
   if (!builder)
     return builder.takeError();
   auto machine = builder->createTargetMachine();
   if (!machine)
     return machine.takeError();
+  mlir::TimingScope translation = timing.nest("translation to LLVM IR");
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule =
       mlir::translateModuleToLLVMIR(module, context);
@@ -276,22 +320,31 @@ Expected<ObjectFiles> sbp::run::compileForHost(mlir::ModuleOp module,
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
   exportConstructors(*llvmModule);
   addPackedWrappers(*llvmModule);
+  translation.stop();
+  {
+    mlir::TimingScope cleanup = timing.nest("dead arguments");
+    dropDeadArguments(*llvmModule);
+  }
 
   size_t instructions = 0, functions = 0;
   for (llvm::Function &func : *llvmModule) {
     instructions += func.getInstructionCount();
     functions += !func.isDeclaration();
   }
+  unsigned threads = llvm::hardware_concurrency().compute_thread_count();
   unsigned partitions = std::min<size_t>(
-      {llvm::hardware_concurrency().compute_thread_count(), functions,
+      {kPartitionsPerThread * threads, functions,
        std::max<size_t>(1, instructions / kInstructionsPerPartition)});
   if (partitions <= 1) {
+    mlir::TimingScope compiling =
+        timing.nest("optimization and code generation");
     auto object = optimizeAndEmit(*llvmModule, **machine, optLevel);
     if (!object)
       return object.takeError();
     return ObjectFiles{std::move(*object)};
   }
 
+  mlir::TimingScope splitting = timing.nest("partitioning");
   inlineHelpers(*llvmModule);
   std::vector<llvm::SmallString<0>> bitcode;
   llvm::SplitModule(
@@ -301,11 +354,16 @@ Expected<ObjectFiles> sbp::run::compileForHost(mlir::ModuleOp module,
         llvm::WriteBitcodeToFile(*part, os);
       },
       /*PreserveLocals=*/false, /*RoundRobin=*/true);
+  splitting.stop();
+  mlir::TimingScope compiling = timing.nest(
+      "optimization and code generation (" + std::to_string(partitions) +
+      " partitions)");
   std::vector<Expected<std::string>> objects;
   for (size_t i = 0; i < bitcode.size(); ++i)
     objects.emplace_back(std::string());
   {
-    llvm::StdThreadPool pool(llvm::hardware_concurrency(partitions));
+    llvm::StdThreadPool pool(
+        llvm::hardware_concurrency(std::min(threads, partitions)));
     for (size_t i = 0; i < bitcode.size(); ++i)
       pool.async([&, i] {
         objects[i] = compilePartition(bitcode[i], *builder, optLevel);

@@ -12,6 +12,7 @@
 #define SBP_RUN_HOSTCODE_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/Error.h"
 #include <memory>
@@ -28,9 +29,11 @@ using ObjectFiles = std::vector<std::string>;
 /// with a packed wrapper `_mlir_NAME(void **)` for each public function and
 /// its global constructors exported as `sbp_program_init`, optimized at
 /// `optLevel` and compiled position-independent, a large module in
-/// partitions on as many threads as the hardware has.
+/// partitions on as many threads as the hardware has. Its steps are timed
+/// under `timing`.
 llvm::Expected<ObjectFiles> compileForHost(mlir::ModuleOp module,
-                                           unsigned optLevel);
+                                           unsigned optLevel,
+                                           mlir::TimingScope &timing);
 
 /// `objects` linked into this process by ORC's JIT, their undefined symbols
 /// resolved in the process and in `libraries`.

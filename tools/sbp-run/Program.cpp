@@ -387,7 +387,7 @@ CompiledProgram::compile(ModuleOp module, StringRef entry, Backend backend,
     }
     lowering.stop();
     TimingScope codegen = timing.nest("LLVM optimization and code generation");
-    auto objects = compileForHost(module, /*optLevel=*/2);
+    auto objects = compileForHost(module, /*optLevel=*/2, codegen);
     if (!objects) {
       error = "compiling for the host failed: " +
               llvm::toString(objects.takeError());
