@@ -23,6 +23,20 @@ bool isLoopNest(Operation &op) {
   return isa<scf::ForOp, scf::ParallelOp>(op) && op.getNumResults() == 0;
 }
 
+/// Whether a memref of `type` can be passed as a bare pointer: its sizes,
+/// strides and offset are in its type (the callee rebuilds the rest).
+bool isStaticMemRef(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return !isa<UnrankedMemRefType>(type);
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return memref.hasStaticShape() &&
+         succeeded(memref.getStridesAndOffset(strides, offset)) &&
+         ShapedType::isStatic(offset) &&
+         llvm::all_of(strides, ShapedType::isStatic);
+}
+
 /// A hash of `func`'s body that equivalent bodies share: op names,
 /// attributes and types, not the values' identities or the locations.
 llvm::hash_code hashBody(func::FuncOp func) {
@@ -70,6 +84,11 @@ func::FuncOp outline(Operation *loop, func::FuncOp parent, Operation *previous,
   func.setPrivate();
   // LLVM would inline a function called once, undoing the split.
   func->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+  // A memref descriptor is two pointers and two integers per dimension,
+  // each unpacked for the call: most of a model's glue. A nest of static
+  // shapes needs only the aligned pointer.
+  if (llvm::all_of(type.getInputs(), isStaticMemRef))
+    func->setAttr("llvm.bareptr", b.getUnitAttr());
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   IRMapping mapping;

@@ -9,11 +9,11 @@
 // CHECK-NEXT: call @two_nests_nest0(%[[A]], %[[F]], %[[B]]) : (memref<4xf32>, f32, memref<4xf32>) -> ()
 // CHECK-NEXT: call @two_nests_nest1(%[[B]]) : (memref<4xf32>) -> ()
 // CHECK-NEXT: return
-// CHECK: func.func private @two_nests_nest0(%{{.*}}: memref<4xf32>, %{{.*}}: f32, %{{.*}}: memref<4xf32>) attributes {passthrough = ["noinline"]}
+// CHECK: func.func private @two_nests_nest0(%{{.*}}: memref<4xf32>, %{{.*}}: f32, %{{.*}}: memref<4xf32>) attributes {llvm.bareptr, passthrough = ["noinline"]}
 // CHECK: arith.constant 4 : index
 // CHECK: scf.for
 // CHECK: arith.mulf
-// CHECK: func.func private @two_nests_nest1(%{{.*}}: memref<4xf32>) attributes {passthrough = ["noinline"]}
+// CHECK: func.func private @two_nests_nest1(%{{.*}}: memref<4xf32>) attributes {llvm.bareptr, passthrough = ["noinline"]}
 // CHECK: scf.for
 // SMALL-LABEL: func.func @two_nests(
 // SMALL-NOT: call
@@ -104,6 +104,43 @@ func.func @kept_loop(%a: memref<4xf32>, %p: i1) {
       %y = arith.mulf %x, %x : f32
       memref.store %y, %a[%i] : memref<4xf32>
     }
+  }
+  return
+}
+
+// -----
+
+// A nest given a memref whose size or offset is known only at run time
+// takes descriptors; one of static shape and layout takes bare pointers.
+// CHECK-LABEL: func.func @dynamic_view(
+// CHECK: call @dynamic_view_nest0(%{{.*}}) : (memref<4xf32, strided<[1], offset: ?>>) -> ()
+// CHECK: call @dynamic_view_nest1(%{{.*}}) : (memref<?xf32>) -> ()
+// CHECK: call @dynamic_view_nest2(%{{.*}}) : (memref<4xf32, strided<[2], offset: 1>>) -> ()
+// CHECK: func.func private @dynamic_view_nest0(
+// CHECK-SAME: attributes {passthrough = ["noinline"]}
+// CHECK: func.func private @dynamic_view_nest1(
+// CHECK-SAME: attributes {passthrough = ["noinline"]}
+// CHECK: func.func private @dynamic_view_nest2(
+// CHECK-SAME: attributes {llvm.bareptr, passthrough = ["noinline"]}
+func.func @dynamic_view(%a: memref<16xf32>, %o: index, %b: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %v = memref.subview %a[%o] [4] [1]
+      : memref<16xf32> to memref<4xf32, strided<[1], offset: ?>>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %x = memref.load %v[%i] : memref<4xf32, strided<[1], offset: ?>>
+    memref.store %x, %v[%i] : memref<4xf32, strided<[1], offset: ?>>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %x = memref.load %b[%i] : memref<?xf32>
+    memref.store %x, %b[%i] : memref<?xf32>
+  }
+  %w = memref.subview %a[1] [4] [2]
+      : memref<16xf32> to memref<4xf32, strided<[2], offset: 1>>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %x = memref.load %w[%i] : memref<4xf32, strided<[2], offset: 1>>
+    memref.store %x, %w[%i] : memref<4xf32, strided<[2], offset: 1>>
   }
   return
 }

@@ -884,9 +884,14 @@ def SbpOutlineLoopNestsPass : Pass<"sbp-outline-loop-nests", "ModuleOp"> {
     a nest equal to one outlined before, op by op with the same attributes
     and types (locations aside), calls that function instead of a new one.
     LLVM then compiles each distinct nest once: a model of 8 identical
-    layers compiles about a fifth of the code. A function left without
-    loops runs once a call (allocations, views, calls): it is marked
-    `noinline` and `optnone`, so that LLVM spends no time optimizing it.
+    layers compiles about a fifth of the code. A nest whose memrefs all
+    have static shapes, strides and offsets is marked `llvm.bareptr`: it
+    takes one pointer per memref instead of a descriptor (two pointers and
+    two integers per dimension, each unpacked by the caller: most of a
+    model's glue before), and rebuilds the rest from the types. A function
+    left without loops runs once a call (allocations, views, calls): it is
+    marked `noinline` and `optnone`, so that LLVM spends no time optimizing
+    it.
 
     Constraints: none; a function with `min-loops` nests or fewer is left
     as it is.
