@@ -46,7 +46,7 @@ namespace {
 
 /// Instructions per partition below which another thread costs more than
 /// it saves (the module is copied through bitcode).
-constexpr size_t kInstructionsPerPartition = 5000;
+constexpr size_t kInstructionsPerPartition = 2000;
 
 /// Partitions per thread: more partitions than threads keep every thread
 /// busy while the largest partition (the glue, a big loop nest) compiles.
