@@ -85,17 +85,19 @@ void sbp::buildLowerCpuPipeline(OpPassManager &pm,
 /// From buffers and loops on the host to the LLVM dialect.
 static void buildCpuCodegenPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createSbpOutlineLoopNestsPass());
+  // A large model is now a function per distinct loop nest: the
+  // conversions that add no symbol to the module convert the functions in
+  // parallel; those that declare functions (malloc, libm, abort) run on
+  // the module.
+  OpPassManager &transfers = pm.nest<func::FuncOp>();
   // Masked and n-d transfers become loops of 1-d ones, fully unrolled so
   // that no stack buffer sits in the hot loops.
-  pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMaskPass());
-  pm.addPass(createConvertVectorToSCFPass(
+  transfers.addPass(vector::createLowerVectorMaskPass());
+  transfers.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   // Integer powers (math.ipowi) have no LLVM intrinsic: loops in a helper.
   pm.addPass(createConvertMathToFuncs());
-  pm.addPass(createSbpOutlineLoopNestsPass());
-  // A large model is now a function per loop nest: the conversions that
-  // add no symbol to the module convert the functions in parallel; those
-  // that declare functions (malloc, libm, abort) run on the module.
   OpPassManager &loops = pm.nest<func::FuncOp>();
   loops.addPass(createSCFToControlFlowPass());
   loops.addPass(memref::createExpandStridedMetadataPass());
