@@ -1,5 +1,6 @@
 //===- OutlineLoopNests.cpp - One function per loop nest ------------------===//
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -20,6 +21,8 @@ using namespace mlir::sbp;
 
 namespace {
 bool isLoopNest(Operation &op) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return linalgOp.hasPureBufferSemantics();
   return isa<scf::ForOp, scf::ParallelOp>(op) && op.getNumResults() == 0;
 }
 

@@ -75,8 +75,25 @@ void sbp::buildLowerCpuPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
   }
   addBufferization(pm);
-  bufferization::BufferDeallocationPipelineOptions deallocation;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  // Loops that bufferization left carrying buffers they yield unchanged
+  // lose them, so that every nest is a loop without results.
+  OpPassManager &reallocs = pm.nest<func::FuncOp>();
+  reallocs.addPass(memref::createExpandReallocPass(
+      memref::ExpandReallocPassOptions{/*emitDeallocs=*/false}));
+  reallocs.addPass(createCanonicalizerPass());
+  pm.addPass(createSbpOutlineLoopNestsPass());
+  // Upstream's buffer deallocation pipeline, per function: a function per
+  // distinct nest now, in parallel.
+  OpPassManager &deallocation = pm.nest<func::FuncOp>();
+  deallocation.addPass(
+      bufferization::createOwnershipBasedBufferDeallocationPass());
+  deallocation.addPass(createCanonicalizerPass());
+  deallocation.addPass(
+      bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  OpPassManager &cleanup = pm.nest<func::FuncOp>();
+  cleanup.addPass(createCSEPass());
+  cleanup.addPass(createCanonicalizerPass());
   // The deallocation pipeline clones buffers it does not own.
   pm.addPass(createConvertBufferizationToMemRefPass());
   buildCpuCodegenPipeline(pm);
@@ -85,7 +102,6 @@ void sbp::buildLowerCpuPipeline(OpPassManager &pm,
 /// From buffers and loops on the host to the LLVM dialect.
 static void buildCpuCodegenPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createSbpOutlineLoopNestsPass());
   // A large model is now a function per distinct loop nest: the
   // conversions that add no symbol to the module convert the functions in
   // parallel; those that declare functions (malloc, libm, abort) run on
@@ -102,7 +118,11 @@ static void buildCpuCodegenPipeline(OpPassManager &pm) {
   loops.addPass(createSCFToControlFlowPass());
   loops.addPass(memref::createExpandStridedMetadataPass());
   loops.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // aligned_alloc rather than malloc and five instructions to align its
+  // result: a model's glue allocates hundreds of buffers.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLlvm;
+  memrefToLlvm.useAlignedAlloc = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLlvm));
   ConvertVectorToLLVMPassOptions vectorToLlvm;
   vectorToLlvm.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
@@ -110,7 +130,7 @@ static void buildCpuCodegenPipeline(OpPassManager &pm) {
   vectors.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
   vectors.addPass(createConvertMathToLLVMPass());
   vectors.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createSbpMathToLibmPass());
   pm.addNestedPass<func::FuncOp>(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());

@@ -144,3 +144,46 @@ func.func @dynamic_view(%a: memref<16xf32>, %o: index, %b: memref<?xf32>) {
   }
   return
 }
+
+// -----
+
+// Before `convert-linalg-to-loops`, a linalg op on buffers is a nest of its
+// own (equal ones share a function); one on tensors, and a loop that yields
+// values, stay where they are.
+// CHECK-LABEL: func.func @linalg_on_buffers(
+// CHECK-SAME: %[[A:[^:]*]]: memref<8xf32>, %[[B:[^:]*]]: memref<8xf32>, %[[T:[^:]*]]: tensor<8xf32>
+// CHECK: call @linalg_on_buffers_nest0(%[[A]]) : (memref<8xf32>) -> ()
+// CHECK-NEXT: call @linalg_on_buffers_nest0(%[[B]]) : (memref<8xf32>) -> ()
+// CHECK-NEXT: call @linalg_on_buffers_nest1(%[[A]], %[[B]]) : (memref<8xf32>, memref<8xf32>) -> ()
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[T]] : tensor<8xf32>)
+// CHECK-NEXT: scf.for {{.*}} iter_args
+// CHECK: func.func private @linalg_on_buffers_nest0(%{{.*}}: memref<8xf32>) attributes {llvm.bareptr, passthrough = ["noinline"]}
+// CHECK-NEXT: arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: linalg.fill
+// CHECK: func.func private @linalg_on_buffers_nest1(
+// CHECK: linalg.generic
+// CHECK-NOT: func.func
+func.func @linalg_on_buffers(%a: memref<8xf32>, %b: memref<8xf32>,
+                             %t: tensor<8xf32>) -> (tensor<8xf32>, f32) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  linalg.fill ins(%zero : f32) outs(%a : memref<8xf32>)
+  linalg.fill ins(%zero : f32) outs(%b : memref<8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>,
+                                   affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%a : memref<8xf32>) outs(%b : memref<8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  %f = linalg.fill ins(%zero : f32) outs(%t : tensor<8xf32>) -> tensor<8xf32>
+  %sum = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %zero) -> (f32) {
+    %x = memref.load %b[%i] : memref<8xf32>
+    %n = arith.addf %acc, %x : f32
+    scf.yield %n : f32
+  }
+  return %f, %sum : tensor<8xf32>, f32
+}

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostCode.h"
+#include "sbp/HostCode/MergeSimilarFunctions.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -214,7 +215,7 @@ Expected<std::string> optimizeAndEmit(llvm::Module &module,
 }
 
 /// Optimizes and compiles the bitcode of one partition in a context of its
-/// own.
+/// own; at `optLevel` 0, compiles it without optimization.
 Expected<std::string> compilePartition(StringRef bitcode,
                                        llvm::orc::JITTargetMachineBuilder
                                            builder,
@@ -224,10 +225,47 @@ Expected<std::string> compilePartition(StringRef bitcode,
       llvm::MemoryBufferRef(bitcode, "partition"), context);
   if (!module)
     return module.takeError();
+  if (optLevel == 0)
+    builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
   auto machine = builder.createTargetMachine();
   if (!machine)
     return machine.takeError();
+  if (optLevel == 0)
+    return emitObject(**module, **machine);
   return optimizeAndEmit(**module, **machine, optLevel);
+}
+
+/// Moves the functions that are not to be optimized (`optnone`: the glue
+/// that allocates buffers and calls the nests, the packed wrappers) into a
+/// module of their own, returned as bitcode. `optnone` keeps the optimizer
+/// away but not the optimizing code generator: the glue's one large block
+/// took the greedy register allocator longer than compiling it at -O0
+/// takes in all. The modules see each other's symbols as SplitModule's
+/// partitions do: what was local becomes hidden.
+std::optional<llvm::SmallString<0>> splitOffGlue(llvm::Module &module) {
+  auto isGlue = [](const llvm::GlobalValue *value) {
+    auto *func = llvm::dyn_cast<llvm::Function>(value);
+    return func && !func->isDeclaration() && func->hasOptNone();
+  };
+  if (llvm::none_of(module, [&](llvm::Function &func) { return isGlue(&func); }))
+    return std::nullopt;
+  for (llvm::GlobalValue &value : module.global_values()) {
+    if (!value.hasLocalLinkage())
+      continue;
+    if (!value.hasName())
+      value.setName("sbp.unnamed");
+    value.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    value.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  }
+  llvm::ValueToValueMapTy map;
+  std::unique_ptr<llvm::Module> glue = llvm::CloneModule(module, map, isGlue);
+  for (llvm::Function &func : module)
+    if (isGlue(&func))
+      func.deleteBody();
+  llvm::SmallString<0> bitcode;
+  llvm::raw_svector_ostream os(bitcode);
+  llvm::WriteBitcodeToFile(*glue, os);
+  return bitcode;
 }
 
 /// Inlines the module's internal functions that may be inlined (helpers
@@ -334,6 +372,10 @@ Expected<ObjectFiles> sbp::run::compileForHost(mlir::ModuleOp module,
     mlir::TimingScope cleanup = timing.nest("dead arguments");
     dropDeadArguments(*llvmModule);
   }
+  {
+    mlir::TimingScope merging = timing.nest("merging similar functions");
+    sbp::mergeSimilarFunctions(*llvmModule);
+  }
 
   size_t instructions = 0, functions = 0;
   for (llvm::Function &func : *llvmModule) {
@@ -355,6 +397,7 @@ Expected<ObjectFiles> sbp::run::compileForHost(mlir::ModuleOp module,
 
   mlir::TimingScope splitting = timing.nest("partitioning");
   inlineHelpers(*llvmModule);
+  std::optional<llvm::SmallString<0>> glue = splitOffGlue(*llvmModule);
   std::vector<llvm::SmallString<0>> bitcode;
   llvm::SplitModule(
       *llvmModule, partitions,
@@ -363,10 +406,14 @@ Expected<ObjectFiles> sbp::run::compileForHost(mlir::ModuleOp module,
         llvm::WriteBitcodeToFile(*part, os);
       },
       /*PreserveLocals=*/false, /*RoundRobin=*/true);
+  // The glue first: it is the largest partition.
+  bool hasGlue = glue.has_value();
+  if (hasGlue)
+    bitcode.insert(bitcode.begin(), std::move(*glue));
   splitting.stop();
   mlir::TimingScope compiling = timing.nest(
-      "optimization and code generation (" + std::to_string(partitions) +
-      " partitions)");
+      "optimization and code generation (" + std::to_string(bitcode.size()) +
+      " partitions" + (hasGlue ? ", the glue's unoptimized" : "") + ")");
   std::vector<Expected<std::string>> objects;
   for (size_t i = 0; i < bitcode.size(); ++i)
     objects.emplace_back(std::string());
@@ -375,7 +422,8 @@ Expected<ObjectFiles> sbp::run::compileForHost(mlir::ModuleOp module,
         llvm::hardware_concurrency(std::min(threads, partitions)));
     for (size_t i = 0; i < bitcode.size(); ++i)
       pool.async([&, i] {
-        objects[i] = compilePartition(bitcode[i], *builder, optLevel);
+        objects[i] = compilePartition(bitcode[i], *builder,
+                                      hasGlue && i == 0 ? 0 : optLevel);
       });
     pool.wait();
   }

@@ -873,11 +873,16 @@ def SbpOutlineLoopNestsPass : Pass<"sbp-outline-loop-nests", "ModuleOp"> {
     After bufferization a whole model is one function holding a loop nest
     per op: thousands for BERT-base. LLVM's loop passes (IndVarSimplify
     first) take time that grows faster than linearly with the loops of one
-    function: minutes for BERT. In functions with more than `min-loops`
-    top-level `scf.for`/`scf.parallel` nests, each nest moves into a
-    private function of its own, marked `noinline`, called in its place;
-    the values it uses from above become arguments, except constants, which
-    are cloned. The call costs nanoseconds per nest.
+    function: minutes for BERT, and every pass of the lowering after
+    bufferization works on the one function alone. In functions with more
+    than `min-loops` top-level nests (an `scf.for` or `scf.parallel`
+    without results, or a linalg op on buffers, which becomes loops later),
+    each nest moves into a private function of its own, marked `noinline`,
+    called in its place; the values it uses from above become arguments,
+    except constants, which are cloned. The call costs nanoseconds per
+    nest. `--sbp-lower-cpu` outlines right after bufferization, so that
+    the deallocation pipeline and every conversion after it run once per
+    distinct nest, on the functions in parallel.
 
     Nests that are the same but for the values they are given (each layer
     of a model runs the same nests on other buffers) share one function:
@@ -901,6 +906,26 @@ def SbpOutlineLoopNestsPass : Pass<"sbp-outline-loop-nests", "ModuleOp"> {
            "Outline only in functions with more top-level loop nests">,
   ];
   let dependentDialects = ["func::FuncDialect"];
+}
+
+def SbpMathToLibmPass : Pass<"sbp-math-to-libm", "ModuleOp"> {
+  let summary = "Call libm for the math ops that remain, if any remain";
+  let description = [{
+    Runs upstream's `convert-math-to-libm` when the module still holds a
+    `math` op, and does nothing otherwise. It comes after
+    `convert-math-to-llvm`, which lowers what LLVM has intrinsics for, so
+    that only the rest (`math.erf`, `math.atan2`, ...) becomes calls; in a
+    model's lowering that is usually nothing, but upstream's pass converts
+    the whole module to find it out: 0.1 s on MobileViT's 100k ops of the
+    LLVM dialect, against a walk that stops at the first `math` op.
+
+    Constraints: none beyond `convert-math-to-libm`'s.
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect",
+    "func::FuncDialect",
+    "vector::VectorDialect",
+  ];
 }
 
 def SbpLegalizeStablehloPass : Pass<"sbp-legalize-stablehlo", "ModuleOp"> {
