@@ -247,7 +247,8 @@ std::optional<llvm::SmallString<0>> splitOffGlue(llvm::Module &module) {
     auto *func = llvm::dyn_cast<llvm::Function>(value);
     return func && !func->isDeclaration() && func->hasOptNone();
   };
-  if (llvm::none_of(module, [&](llvm::Function &func) { return isGlue(&func); }))
+  if (llvm::none_of(module,
+                    [&](llvm::Function &func) { return isGlue(&func); }))
     return std::nullopt;
   for (llvm::GlobalValue &value : module.global_values()) {
     if (!value.hasLocalLinkage())

@@ -29,8 +29,9 @@ using ObjectFiles = std::vector<std::string>;
 /// with a packed wrapper `_mlir_NAME(void **)` for each public function and
 /// its global constructors exported as `sbp_program_init`, optimized at
 /// `optLevel` and compiled position-independent, a large module in
-/// partitions on as many threads as the hardware has. Its steps are timed
-/// under `timing`.
+/// partitions on as many threads as the hardware has (its functions alike
+/// merged first, its `optnone` glue compiled apart without optimization).
+/// Its steps are timed under `timing`.
 llvm::Expected<ObjectFiles> compileForHost(mlir::ModuleOp module,
                                            unsigned optLevel,
                                            mlir::TimingScope &timing);

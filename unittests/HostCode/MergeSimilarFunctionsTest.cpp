@@ -41,44 +41,44 @@ int64_t getConstantArg(CallInst *call, unsigned index) {
 // The same loop at another bound (4 or 8) and offset (64 or 128): the two
 // functions become one that takes both.
 constexpr StringRef kLoops = R"(
-define internal void @scale4(ptr %p) noinline {
+define internal void @scaleA(ptr %p) noinline {
 entry:
   br label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %next, %loop ]
   %q = getelementptr float, ptr %p, i64 %i
-  %r = getelementptr float, ptr %q, i64 64
+  %r = getelementptr float, ptr %q, i64 256
   %x = load float, ptr %r
   %y = fmul float %x, 2.0
   store float %y, ptr %q
   %next = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %next, 4
+  %done = icmp eq i64 %next, 64
   br i1 %done, label %exit, label %loop
 exit:
   ret void
 }
 
-define internal void @scale8(ptr %p) noinline {
+define internal void @scaleB(ptr %p) noinline {
 entry:
   br label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %next, %loop ]
   %q = getelementptr float, ptr %p, i64 %i
-  %r = getelementptr float, ptr %q, i64 128
+  %r = getelementptr float, ptr %q, i64 512
   %x = load float, ptr %r
   %y = fmul float %x, 2.0
   store float %y, ptr %q
   %next = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %next, 8
+  %done = icmp eq i64 %next, 128
   br i1 %done, label %exit, label %loop
 exit:
   ret void
 }
 
 define void @main(ptr %a, ptr %b) {
-  call void @scale4(ptr %a)
-  call void @scale8(ptr %b)
-  call void @scale4(ptr %b)
+  call void @scaleA(ptr %a)
+  call void @scaleB(ptr %b)
+  call void @scaleA(ptr %b)
   ret void
 }
 )";
@@ -91,8 +91,8 @@ TEST(MergeSimilarFunctionsTest, ConstantsBecomeArguments) {
   EXPECT_EQ(statistics.merged, 2u);
   EXPECT_EQ(statistics.groups, 1u);
   EXPECT_FALSE(verifyModule(*module, &errs()));
-  EXPECT_FALSE(module->getFunction("scale8"));
-  Function *merged = module->getFunction("scale4");
+  EXPECT_FALSE(module->getFunction("scaleB"));
+  Function *merged = module->getFunction("scaleA");
   ASSERT_TRUE(merged);
   ASSERT_EQ(merged->arg_size(), 3u);
 
@@ -102,13 +102,13 @@ TEST(MergeSimilarFunctionsTest, ConstantsBecomeArguments) {
   ASSERT_EQ(calls.size(), 3u);
   for (CallInst *call : calls)
     EXPECT_EQ(call->getCalledFunction(), merged);
-  // The offset (64 or 128) comes first in the function, then the bound.
-  EXPECT_EQ(getConstantArg(calls[0], 1), 64);
-  EXPECT_EQ(getConstantArg(calls[0], 2), 4);
-  EXPECT_EQ(getConstantArg(calls[1], 1), 128);
-  EXPECT_EQ(getConstantArg(calls[1], 2), 8);
-  EXPECT_EQ(getConstantArg(calls[2], 1), 64);
-  EXPECT_EQ(getConstantArg(calls[2], 2), 4);
+  // The offset (256 or 512) comes first in the function, then the bound.
+  EXPECT_EQ(getConstantArg(calls[0], 1), 256);
+  EXPECT_EQ(getConstantArg(calls[0], 2), 64);
+  EXPECT_EQ(getConstantArg(calls[1], 1), 512);
+  EXPECT_EQ(getConstantArg(calls[1], 2), 128);
+  EXPECT_EQ(getConstantArg(calls[2], 1), 256);
+  EXPECT_EQ(getConstantArg(calls[2], 2), 64);
   // The loop compares with the argument, not a constant.
   bool comparesArgument = false;
   for (BasicBlock &block : *merged)
@@ -156,8 +156,9 @@ TEST(MergeSimilarFunctionsTest, SitesAlikeShareAnArgument) {
 }
 
 // What must stay: functions that differ in a constant that cannot vary (an
-// intrinsic's immediate, a struct index, a float), in their types or
-// flags, or whose address is taken, or that are visible outside.
+// intrinsic's immediate, a struct index, a float) or should not (a
+// divisor), in their flags, or whose address is taken, or that are visible
+// outside.
 constexpr StringRef kApart = R"(
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1 immarg)
 
@@ -201,6 +202,16 @@ define internal i64 @notWrapping(i64 %x) noinline {
   ret i64 %y
 }
 
+define internal i64 @byThree(i64 %x) noinline {
+  %y = udiv i64 %x, 3
+  ret i64 %y
+}
+
+define internal i64 @byFive(i64 %x) noinline {
+  %y = udiv i64 %x, 5
+  ret i64 %y
+}
+
 define internal i64 @addressTaken(i64 %x) noinline {
   %y = add i64 %x, 7
   ret i64 %y
@@ -222,6 +233,8 @@ define void @main(ptr %p, ptr %q, float %x, i64 %i) {
   %d = call float @third(float %x)
   %e = call i64 @wrapping(i64 %i)
   %f = call i64 @notWrapping(i64 %i)
+  %j = call i64 @byThree(i64 %i)
+  %k = call i64 @byFive(i64 %i)
   %g = call i64 @addressTaken(i64 %i)
   %h = call i64 @visible(i64 %i)
   ret void
@@ -238,8 +251,53 @@ TEST(MergeSimilarFunctionsTest, OtherDifferencesStayApart) {
   EXPECT_FALSE(verifyModule(*module, &errs()));
   for (StringRef name :
        {"copyVolatile", "copyPlain", "field0", "field1", "half", "third",
-        "wrapping", "notWrapping", "addressTaken", "visible"})
+        "wrapping", "notWrapping", "byThree", "byFive", "addressTaken",
+        "visible"})
     EXPECT_TRUE(module->getFunction(name)) << name.str();
+}
+
+// A short innermost loop without vector code keeps its bound (LLVM unrolls
+// it); a long one, or one of vector code, takes it as an argument.
+std::string getCountingLoop(StringRef name, int64_t bound, StringRef type) {
+  std::string text;
+  raw_string_ostream os(text);
+  os << "define internal void @" << name << "(ptr %p) noinline {\n"
+     << "entry:\n  br label %loop\nloop:\n"
+     << "  %i = phi i64 [ 0, %entry ], [ %next, %loop ]\n"
+     << "  %q = getelementptr " << type << ", ptr %p, i64 %i\n"
+     << "  %x = load " << type << ", ptr %q\n"
+     << "  %y = fadd " << type << " %x, %x\n"
+     << "  store " << type << " %y, ptr %q\n"
+     << "  %next = add i64 %i, 1\n"
+     << "  %done = icmp eq i64 %next, " << bound << "\n"
+     << "  br i1 %done, label %exit, label %loop\nexit:\n  ret void\n}\n";
+  return text;
+}
+
+TEST(MergeSimilarFunctionsTest, ShortScalarLoopsKeepTheirBounds) {
+  std::string text = getCountingLoop("short3", 3, "float") +
+                     getCountingLoop("short7", 7, "float") +
+                     getCountingLoop("long64", 64, "float") +
+                     getCountingLoop("long96", 96, "float") +
+                     getCountingLoop("vector3", 3, "<8 x float>") +
+                     getCountingLoop("vector7", 7, "<8 x float>") +
+                     "define void @main(ptr %p) {\n";
+  for (StringRef name :
+       {"short3", "short7", "long64", "long96", "vector3", "vector7"})
+    text += ("  call void @" + name + "(ptr %p)\n").str();
+  text += "  ret void\n}\n";
+  LLVMContext context;
+  std::unique_ptr<Module> module = parse(context, text);
+  ASSERT_TRUE(module);
+  sbp::MergeStatistics statistics = sbp::mergeSimilarFunctions(*module);
+  EXPECT_FALSE(verifyModule(*module, &errs()));
+  EXPECT_EQ(statistics.groups, 2u);
+  EXPECT_TRUE(module->getFunction("short3"));
+  EXPECT_TRUE(module->getFunction("short7"));
+  EXPECT_TRUE(module->getFunction("long64"));
+  EXPECT_FALSE(module->getFunction("long96"));
+  EXPECT_TRUE(module->getFunction("vector3"));
+  EXPECT_FALSE(module->getFunction("vector7"));
 }
 
 // A group that would need more arguments than the limit stays apart.

@@ -34,13 +34,14 @@ struct MergeStatistics {
 /// operands is the same value (argument, instruction or block at the same
 /// place, or the same global or constant) or two integer constants at a
 /// place that may take any value: an operand of an integer or comparison
-/// operation, a cast, a select or a phi; an array index of a
-/// getelementptr; the value a store writes. Constants that a call, a
-/// switch, a struct index or an intrinsic needs stay constants: functions
-/// that differ there are not merged. Only functions whose every use is a
-/// direct call are candidates, and groups needing more than a few
-/// arguments stay apart. Constants that vary alike across a group share
-/// one argument.
+/// operation (a divisor aside), a cast, a select or a phi; an array index
+/// of a getelementptr; the value a store writes. Constants that a call, a
+/// switch, a struct index or an intrinsic needs stay constants, and so
+/// does a bound below 32 of an innermost loop in a function without vector
+/// code (LLVM would unroll that loop): functions that differ there are not
+/// merged. Only functions whose every use is a direct call are candidates,
+/// and groups needing more than a few arguments stay apart. Constants that
+/// vary alike across a group share one argument.
 MergeStatistics mergeSimilarFunctions(llvm::Module &module);
 
 } // namespace sbp
