@@ -45,7 +45,7 @@ constexpr unsigned kMaxExtraArguments = 16;
 
 /// Trip counts below which a scalar innermost loop keeps its bound: LLVM
 /// unrolls such loops completely.
-constexpr unsigned kShortTripCount = 32;
+constexpr unsigned kShortTripCount = 16;
 
 /// An operand: its instruction's position in its function, and its index.
 using Site = std::pair<unsigned, unsigned>;

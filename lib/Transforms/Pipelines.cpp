@@ -77,13 +77,11 @@ void sbp::buildLowerCpuPipeline(OpPassManager &pm,
   addBufferization(pm);
   // Loops that bufferization left carrying buffers they yield unchanged
   // lose them, so that every nest is a loop without results.
-  OpPassManager &reallocs = pm.nest<func::FuncOp>();
-  reallocs.addPass(memref::createExpandReallocPass(
-      memref::ExpandReallocPassOptions{/*emitDeallocs=*/false}));
-  reallocs.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addPass(createSbpOutlineLoopNestsPass());
   // Upstream's buffer deallocation pipeline, per function: a function per
-  // distinct nest now, in parallel.
+  // distinct nest now, in parallel. Its first pass, expand-realloc, is
+  // left out: nothing here creates a memref.realloc.
   OpPassManager &deallocation = pm.nest<func::FuncOp>();
   deallocation.addPass(
       bufferization::createOwnershipBasedBufferDeallocationPass());

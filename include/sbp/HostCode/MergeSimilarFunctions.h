@@ -37,7 +37,7 @@ struct MergeStatistics {
 /// operation (a divisor aside), a cast, a select or a phi; an array index
 /// of a getelementptr; the value a store writes. Constants that a call, a
 /// switch, a struct index or an intrinsic needs stay constants, and so
-/// does a bound below 32 of an innermost loop in a function without vector
+/// does a bound below 16 of an innermost loop in a function without vector
 /// code (LLVM would unroll that loop): functions that differ there are not
 /// merged. Only functions whose every use is a direct call are candidates,
 /// and groups needing more than a few arguments stay apart. Constants that
