@@ -64,22 +64,6 @@ struct Numbering {
         instructions.push_back(&inst);
       }
     }
-    // A scalar loop is LLVM's to vectorize and unroll, which wants a short
-    // innermost trip count known: ResNet's first convolution, merged with
-    // a 3x3 one, ran 3x slower with its 7-wide window's bound in a
-    // register. Vector code was tiled and unrolled before LLVM.
-    shortLoopBounds.resize(instructions.size());
-    if (llvm::any_of(instructions, [](Instruction *inst) {
-          return inst->getType()->isVectorTy();
-        }))
-      return;
-    DominatorTree dominators(func);
-    LoopInfo loops(dominators);
-    for (auto [position, inst] : llvm::enumerate(instructions)) {
-      Loop *loop = loops.getLoopFor(inst->getParent());
-      if (loop && loop->isInnermost() && isa<CmpInst>(inst))
-        shortLoopBounds.set(position);
-    }
   }
 
   /// The number of `value`, or nothing for a constant or a global.
@@ -93,10 +77,29 @@ struct Numbering {
   Function *func;
   DenseMap<const Value *, unsigned> numbers;
   SmallVector<Instruction *> instructions;
-  /// The comparisons in the innermost loops of a function without vector
-  /// code, whose small constants (short trip counts) stay.
-  BitVector shortLoopBounds;
 };
+
+/// The positions of the comparisons in the innermost loops of `numbering`'s
+/// function when it has no vector code: their small constants (short trip
+/// counts) stay. A scalar loop is LLVM's to vectorize and unroll, which
+/// wants a short innermost trip count known: ResNet's first convolution,
+/// merged with a 3x3 one, ran 3x slower with its 7-wide window's bound in
+/// a register. Vector code was tiled and unrolled before LLVM.
+BitVector findShortLoopBounds(const Numbering &numbering) {
+  BitVector bounds(numbering.instructions.size());
+  if (llvm::any_of(numbering.instructions, [](Instruction *inst) {
+        return inst->getType()->isVectorTy();
+      }))
+    return bounds;
+  DominatorTree dominators(*numbering.func);
+  LoopInfo loops(dominators);
+  for (auto [position, inst] : llvm::enumerate(numbering.instructions)) {
+    Loop *loop = loops.getLoopFor(inst->getParent());
+    if (loop && loop->isInnermost() && isa<CmpInst>(inst))
+      bounds.set(position);
+  }
+  return bounds;
+}
 
 /// Whether operand `index` of `inst` may be an argument instead of a
 /// constant, with the same meaning.
@@ -145,8 +148,10 @@ size_t hashShape(Function &func) {
 }
 
 /// The sites where `a` and `b` hold different integer constants that may
-/// vary, or nothing when the two differ in anything else.
+/// vary, or nothing when the two differ in anything else; `shortLoopBounds`
+/// are `a`'s (findShortLoopBounds).
 std::optional<std::vector<Site>> compare(const Numbering &a,
+                                         const BitVector &shortLoopBounds,
                                          const Numbering &b) {
   if (a.func->getFunctionType() != b.func->getFunctionType() ||
       a.func->getAttributes() != b.func->getAttributes() ||
@@ -184,7 +189,7 @@ std::optional<std::vector<Site>> compare(const Numbering &a,
       auto *cv = dyn_cast<ConstantInt>(v);
       if (!cu || !cv || !cu->getType()->isIntegerTy() ||
           cu->getType() != cv->getType() || !mayVary(*x, i) ||
-          (a.shortLoopBounds[position] &&
+          (shortLoopBounds[position] &&
            (cu->getValue().abs().ult(kShortTripCount) ||
             cv->getValue().abs().ult(kShortTripCount))))
         return std::nullopt;
@@ -277,12 +282,13 @@ sbp::MergeStatistics sbp::mergeSimilarFunctions(Module &module) {
     while (functions.size() > 1) {
       std::vector<Numbering> group;
       group.emplace_back(*functions.front());
+      BitVector shortLoopBounds = findShortLoopBounds(group.front());
       std::set<Site> sites;
       std::vector<Function *> rest;
       for (Function *func : llvm::drop_begin(functions)) {
         Numbering numbering(*func);
         if (std::optional<std::vector<Site>> found =
-                compare(group.front(), numbering)) {
+                compare(group.front(), shortLoopBounds, numbering)) {
           sites.insert(found->begin(), found->end());
           group.push_back(std::move(numbering));
         } else {

@@ -38,54 +38,38 @@ int64_t getConstantArg(CallInst *call, unsigned index) {
   return cast<ConstantInt>(call->getArgOperand(index))->getSExtValue();
 }
 
-// The same loop at another bound (4 or 8) and offset (64 or 128): the two
-// functions become one that takes both.
-constexpr StringRef kLoops = R"(
-define internal void @scaleA(ptr %p) noinline {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %q = getelementptr float, ptr %p, i64 %i
-  %r = getelementptr float, ptr %q, i64 256
-  %x = load float, ptr %r
-  %y = fmul float %x, 2.0
-  store float %y, ptr %q
-  %next = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %next, 64
-  br i1 %done, label %exit, label %loop
-exit:
-  ret void
+/// A loop of `bound` iterations doubling each element of `type` read
+/// `offset` elements ahead.
+std::string getLoop(StringRef name, StringRef type, int64_t offset,
+                    int64_t bound) {
+  std::string text;
+  raw_string_ostream os(text);
+  os << "define internal void @" << name << "(ptr %p) noinline {\n"
+     << "entry:\n  br label %loop\nloop:\n"
+     << "  %i = phi i64 [ 0, %entry ], [ %next, %loop ]\n"
+     << "  %q = getelementptr " << type << ", ptr %p, i64 %i\n"
+     << "  %r = getelementptr " << type << ", ptr %q, i64 " << offset << "\n"
+     << "  %x = load " << type << ", ptr %r\n"
+     << "  %y = fadd " << type << " %x, %x\n"
+     << "  store " << type << " %y, ptr %q\n"
+     << "  %next = add nuw nsw i64 %i, 1\n"
+     << "  %done = icmp eq i64 %next, " << bound << "\n"
+     << "  br i1 %done, label %exit, label %loop\nexit:\n  ret void\n}\n";
+  return text;
 }
 
-define internal void @scaleB(ptr %p) noinline {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %q = getelementptr float, ptr %p, i64 %i
-  %r = getelementptr float, ptr %q, i64 512
-  %x = load float, ptr %r
-  %y = fmul float %x, 2.0
-  store float %y, ptr %q
-  %next = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %next, 128
-  br i1 %done, label %exit, label %loop
-exit:
-  ret void
-}
-
-define void @main(ptr %a, ptr %b) {
-  call void @scaleA(ptr %a)
-  call void @scaleB(ptr %b)
-  call void @scaleA(ptr %b)
-  ret void
-}
-)";
-
+// The same loop at another offset (256 or 512) and bound (64 or 128): the
+// two functions become one that takes both.
 TEST(MergeSimilarFunctionsTest, ConstantsBecomeArguments) {
+  std::string text = getLoop("scaleA", "float", 256, 64) +
+                     getLoop("scaleB", "float", 512, 128) +
+                     "define void @main(ptr %a, ptr %b) {\n"
+                     "  call void @scaleA(ptr %a)\n"
+                     "  call void @scaleB(ptr %b)\n"
+                     "  call void @scaleA(ptr %b)\n"
+                     "  ret void\n}\n";
   LLVMContext context;
-  std::unique_ptr<Module> module = parse(context, kLoops);
+  std::unique_ptr<Module> module = parse(context, text);
   ASSERT_TRUE(module);
   sbp::MergeStatistics statistics = sbp::mergeSimilarFunctions(*module);
   EXPECT_EQ(statistics.merged, 2u);
@@ -258,29 +242,13 @@ TEST(MergeSimilarFunctionsTest, OtherDifferencesStayApart) {
 
 // A short innermost loop without vector code keeps its bound (LLVM unrolls
 // it); a long one, or one of vector code, takes it as an argument.
-std::string getCountingLoop(StringRef name, int64_t bound, StringRef type) {
-  std::string text;
-  raw_string_ostream os(text);
-  os << "define internal void @" << name << "(ptr %p) noinline {\n"
-     << "entry:\n  br label %loop\nloop:\n"
-     << "  %i = phi i64 [ 0, %entry ], [ %next, %loop ]\n"
-     << "  %q = getelementptr " << type << ", ptr %p, i64 %i\n"
-     << "  %x = load " << type << ", ptr %q\n"
-     << "  %y = fadd " << type << " %x, %x\n"
-     << "  store " << type << " %y, ptr %q\n"
-     << "  %next = add i64 %i, 1\n"
-     << "  %done = icmp eq i64 %next, " << bound << "\n"
-     << "  br i1 %done, label %exit, label %loop\nexit:\n  ret void\n}\n";
-  return text;
-}
-
 TEST(MergeSimilarFunctionsTest, ShortScalarLoopsKeepTheirBounds) {
-  std::string text = getCountingLoop("short3", 3, "float") +
-                     getCountingLoop("short7", 7, "float") +
-                     getCountingLoop("long64", 64, "float") +
-                     getCountingLoop("long96", 96, "float") +
-                     getCountingLoop("vector3", 3, "<8 x float>") +
-                     getCountingLoop("vector7", 7, "<8 x float>") +
+  std::string text = getLoop("short3", "float", 0, 3) +
+                     getLoop("short7", "float", 0, 7) +
+                     getLoop("long64", "float", 0, 64) +
+                     getLoop("long96", "float", 0, 96) +
+                     getLoop("vector3", "<8 x float>", 0, 3) +
+                     getLoop("vector7", "<8 x float>", 0, 7) +
                      "define void @main(ptr %p) {\n";
   for (StringRef name :
        {"short3", "short7", "long64", "long96", "vector3", "vector7"})
