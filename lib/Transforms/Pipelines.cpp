@@ -120,18 +120,10 @@ static void buildCpuCodegenPipeline(OpPassManager &pm) {
   FinalizeMemRefToLLVMConversionPassOptions memrefToLlvm;
   memrefToLlvm.useAlignedAlloc = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLlvm));
-  ConvertVectorToLLVMPassOptions vectorToLlvm;
-  vectorToLlvm.vectorContractLowering =
-      vector::VectorContractLowering::OuterProduct;
-  OpPassManager &vectors = pm.nest<func::FuncOp>();
-  vectors.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
-  vectors.addPass(createConvertMathToLLVMPass());
-  vectors.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createSbpMathToLibmPass());
-  pm.addNestedPass<func::FuncOp>(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addNestedPass<func::FuncOp>(createConvertMathToLLVMPass());
+  pm.addPass(createSbpConvertToLibcCallsPass());
+  pm.addNestedPass<func::FuncOp>(createSbpConvertBodiesToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
-  pm.addNestedPass<LLVM::LLVMFuncOp>(createConvertIndexToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
