@@ -104,8 +104,11 @@ public:
     addEdge(u, v, pool.intern(Table{numStates(u), numStates(v), table}));
   }
   void eliminate(SolveStats &stats);
+  /// Solves the nodes left after elimination; returns whether the answer
+  /// is proven optimal, and in `gap` how much more it may cost than the
+  /// optimum (0 when optimal).
   bool solveCore(std::vector<unsigned> &states, double timeLimit,
-                 SolveStats &stats);
+                 SolveStats &stats, double &gap);
   void backSubstitute(std::vector<unsigned> &states) const;
 
 private:
@@ -306,10 +309,12 @@ struct Program {
   }
 };
 
-/// The chosen state of each core node, and whether it was proven optimal.
+/// The chosen state of each core node, whether it was proven optimal, and
+/// its proven gap.
 struct Answer {
   std::vector<unsigned> states;
   bool optimal;
+  double gap;
 };
 
 /// The programs solved in this process, each answered once: the equal
@@ -339,7 +344,8 @@ private:
 };
 
 bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
-                       SolveStats &stats) {
+                       SolveStats &stats, double &gap) {
+  gap = 0;
   std::vector<unsigned> core;
   for (unsigned node = 0; node < costs.size(); ++node)
     if (alive[node])
@@ -438,6 +444,7 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
     for (auto [node, state] : llvm::zip(core, answer->states))
       states[node] = state;
     stats.cached = true;
+    gap = answer->gap;
     return answer->optimal;
   }
   const std::vector<double> &columns = program.objective,
@@ -466,8 +473,23 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
         best = s;
     states[node] = best;
   }
+  // Stopped short, CBC may not even have an integer solution (the states
+  // are then its relaxation's, rounded): the gap is what these states cost
+  // above the best bound it proved, which is never below zero as the
+  // tables are normalized.
+  if (!optimal) {
+    double chosen = 0;
+    for (unsigned u : core) {
+      chosen += pool.get(costs[u]).values[states[u]];
+      for (auto &[v, tableId] : adjacent[u])
+        if (v > u)
+          chosen += pool.get(tableId).at(states[u], states[v]);
+    }
+    double bound = std::max(0.0, Cbc_getBestPossibleObjValue(model) / scale);
+    gap = std::max(0.0, chosen - bound);
+  }
   Cbc_deleteModel(model);
-  Answer answer{{}, optimal};
+  Answer answer{{}, optimal, gap};
   for (unsigned node : core)
     answer.states.push_back(states[node]);
   cache.insert(std::move(program), std::move(answer));
@@ -522,10 +544,13 @@ Solution CostGraph::solve(double timeLimitSeconds) const {
   Solution solution;
   solution.states.assign(nodeCosts.size(), 0);
   solver.eliminate(solution.stats);
+  double gap = 0;
   solution.optimal =
-      solver.solveCore(solution.states, timeLimitSeconds, solution.stats);
+      solver.solveCore(solution.states, timeLimitSeconds, solution.stats, gap);
   solver.backSubstitute(solution.states);
   solution.cost = evaluate(solution.states);
+  // Elimination is exact: the integer program's gap is the whole gap.
+  solution.lowerBound = solution.optimal ? solution.cost : solution.cost - gap;
   return solution;
 }
 
@@ -587,5 +612,7 @@ Solution CostGraph::solveByEnumeration(uint64_t maxVisits) const {
     return best;
   // Recompute exactly: the incremental sums may have rounded.
   best.cost = evaluate(best.states);
+  // Cut short, it proves nothing beyond costs being times, never negative.
+  best.lowerBound = best.optimal ? best.cost : 0;
   return best;
 }

@@ -14,10 +14,12 @@
 #include "sbp/Cost/CostModel.h"
 #include "sbp/Transforms/AutoParallelReport.h"
 #include "sbp/Transforms/Passes.h"
+#include "sbp/Transforms/ProgressLine.h"
 #include "sbp/Transforms/Propagation.h"
 #include "sbp/Transforms/Recomputation.h"
 #include "sbp/Transforms/SearchProblem.h"
 #include "sbp/Transforms/StagePlanner.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <chrono>
 #include <cmath>
@@ -137,7 +139,8 @@ private:
                                   Searched &searched,
                                   std::pair<int64_t, int64_t> &recomputed);
 
-  Clock::time_point start;
+  /// The search's status while it runs.
+  std::optional<ProgressLine> line;
   /// Whether resolveMesh made the mesh (rather than finding it).
   bool createdMesh = false;
   /// The plan without stages that tryPipeline searched to compare with,
@@ -154,10 +157,8 @@ private:
 };
 
 void SbpAutoParallelPass::progress(StringRef funcName, const Twine &message) {
-  double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  if (elapsed > 1)
-    llvm::errs() << llvm::formatv("sbp-auto-parallel: @{0}: ", funcName)
-                 << message << llvm::formatv(" ({0:F1} s)\n", elapsed);
+  if (line)
+    line->update("@" + funcName + ": " + message);
 }
 
 FailureOr<MeshOp> SbpAutoParallelPass::resolveMesh(const Cluster &cluster) {
@@ -344,10 +345,11 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
   if (!*planned)
     return false;
   const PipelinePlan &plan = **planned;
-  progress(func.getName(),
-           llvm::formatv("{0} stage{1}, {2} micro-batches: {3:F3} ms per step",
-                         plan.stages, plan.stages == 1 ? "" : "s",
-                         plan.microBatches, plan.stepTime * 1e3));
+  line->note(llvm::formatv("@{0}: {1} stage{2}, {3} micro-batches: {4:F3} "
+                           "ms per step",
+                           func.getName(), plan.stages,
+                           plan.stages == 1 ? "" : "s", plan.microBatches,
+                           plan.stepTime * 1e3));
   // The pipeline's mesh without stages is the same devices: a plan there
   // may keep its first axis whole, which costs what the stages cost one
   // after the other, without their transfers. So a pipeline that nothing
@@ -396,9 +398,7 @@ FailureOr<bool> SbpAutoParallelPass::tryPipeline(const Cluster &cluster,
           [&](func::FuncOp stage, const SearchProblem &problem,
               const Plan &stagePlan, const CostModel &, MeshOp) {
             if (!report.empty())
-              writer.addFunction(stage, problem, stagePlan.states,
-                                 stagePlan.cost, stagePlan.solution,
-                                 stagePlan.solves, 0, {});
+              writer.addFunction(stage, problem, stagePlan, 0, {});
           })))
     return failure();
   // The stages run on their sub-mesh; a whole mesh made for them goes.
@@ -438,7 +438,8 @@ FailureOr<Plan> SbpAutoParallelPass::search(const SearchProblem &problem,
 }
 
 void SbpAutoParallelPass::runOnOperation() {
-  start = Clock::now();
+  line.emplace("sbp-auto-parallel: ", quiet);
+  llvm::scope_exit clearLine([&] { line.reset(); });
   ModuleOp module = getOperation();
   auto cluster = loadCluster(this->cluster);
   if (!cluster) {
@@ -534,9 +535,8 @@ void SbpAutoParallelPass::runOnOperation() {
     double seconds = searched->seconds;
     if (!report.empty()) {
       progress(func.getName(), "pricing the reference strategies");
-      writer->addFunction(func, *problem, plan->states, plan->cost,
-                         plan->solution, plan->solves, seconds,
-                         priceReferences(*problem, timeLimit));
+      writer->addFunction(func, *problem, *plan, seconds,
+                          priceReferences(*problem, timeLimit));
       if (recomputed.first)
         writer->setRecomputation(recomputed.first, recomputeSegments,
                                 recomputed.second);

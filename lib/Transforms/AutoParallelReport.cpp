@@ -45,6 +45,19 @@ std::string mib(double bytes) {
   return llvm::formatv("{0:F1}", bytes / (1024.0 * 1024)).str();
 }
 
+/// How the `Searched` line ends: `optimal` only when the plan meets its
+/// proven bound, else the gap to it, and whether a time limit cut the
+/// search short.
+std::string bound(const json &search, const json &plan) {
+  if (search["proven_optimal"].get<bool>())
+    return "optimal";
+  std::string text =
+      llvm::formatv("gap {0:F2}%", plan["gap"].get<double>() * 100).str();
+  if (search["time_limited"].get<bool>())
+    text += ", stopped at the time limit";
+  return text;
+}
+
 } // namespace
 
 struct AutoParallelReport::Impl {
@@ -72,21 +85,24 @@ AutoParallelReport::AutoParallelReport(const CostModel &model, MeshOp mesh,
 AutoParallelReport::~AutoParallelReport() = default;
 
 void AutoParallelReport::addFunction(
-    FunctionOpInterface func, const SearchProblem &problem,
-    ArrayRef<unsigned> states, const PlanCost &cost, const Solution &solution,
-    unsigned solves, double seconds,
-    ArrayRef<std::pair<std::string, PlanCost>> references) {
+    FunctionOpInterface func, const SearchProblem &problem, const Plan &plan,
+    double seconds, ArrayRef<std::pair<std::string, PlanCost>> references) {
+  const Solution &solution = plan.solution;
+  ArrayRef<unsigned> states = plan.states;
   json entry;
   entry["name"] = func.getName().str();
   entry["search"] = {{"seconds", seconds},
-                     {"solves", solves},
+                     {"solves", plan.solves},
                      {"nodes", problem.getNodes().size()},
                      {"eliminated", solution.stats.eliminated},
                      {"eliminations_reused", solution.stats.reused},
                      {"core_nodes", solution.stats.coreNodes},
                      {"core_edges", solution.stats.coreEdges},
-                     {"proven_optimal", solution.optimal}};
-  entry["plan"] = totals(cost, impl->limit);
+                     {"proven_optimal", plan.getGap() == 0},
+                     {"time_limited", !solution.optimal}};
+  entry["plan"] = totals(plan.cost, impl->limit);
+  entry["plan"]["lower_bound_s"] = plan.lowerBound;
+  entry["plan"]["gap"] = plan.getGap();
   json refs = json::object();
   for (const auto &[name, reference] : references)
     refs[name] = totals(reference, impl->limit);
@@ -275,9 +291,7 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
                         search["eliminated"].get<int64_t>(),
                         search["eliminations_reused"].get<int64_t>(),
                         search["core_nodes"].get<int64_t>(),
-                        search["proven_optimal"].get<bool>()
-                            ? "optimal"
-                            : "stopped at the time limit",
+                        bound(search, func["plan"]),
                         search["solves"].get<int64_t>())
        << "\n| strategy | step ms | compute ms | communication ms | bytes "
           "moved (MiB) | peak memory (MiB) | fits |\n"

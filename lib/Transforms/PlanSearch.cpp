@@ -37,7 +37,21 @@ Plan sbp::solvePlan(
   for (auto [node, state] : llvm::enumerate(plan.solution.states))
     plan.states.push_back(states[node][state]);
   plan.cost = problem.evaluate(plan.states);
+  // Without a byte price the graph's cost is the step time; with one, its
+  // bound says nothing of time alone.
+  if (memoryWeight == 0)
+    plan.lowerBound = plan.cost.stepTime() -
+                      (plan.solution.cost - plan.solution.lowerBound);
   return plan;
+}
+
+double Plan::getGap() const {
+  double time = cost.stepTime();
+  if (time <= 0)
+    return 0;
+  double gap = (time - lowerBound) / time;
+  // What rounding leaves of an exact solve's zero.
+  return gap > 1e-9 ? gap : 0;
 }
 
 Allow sbp::getDataTensorParallel(
@@ -140,8 +154,13 @@ sbp::searchWithinMemory(const SearchProblem &problem, double limit,
                         const Allow &allow) {
   Plan fastest = solvePlan(problem, 0, allow, timeLimit);
   leastMemory = fastest.cost.peakMemory;
-  progress(llvm::formatv("fastest plan: {0:F3} ms per step, {1}",
+  progress(llvm::formatv("fastest plan: {0:F3} ms per step ({1}), {2}",
                          fastest.cost.stepTime() * 1e3,
+                         fastest.getGap() == 0
+                             ? std::string("optimal")
+                             : llvm::formatv("gap {0:F2}%",
+                                             fastest.getGap() * 100)
+                                   .str(),
                          formatBytes(fastest.cost.peakMemory)));
   if (fastest.cost.peakMemory <= limit)
     return fastest;
@@ -181,5 +200,6 @@ sbp::searchWithinMemory(const SearchProblem &problem, double limit,
     }
   }
   fit->solves = solves;
+  fit->lowerBound = fastest.lowerBound;
   return std::move(*fit);
 }

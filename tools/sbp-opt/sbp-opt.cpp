@@ -22,6 +22,7 @@
 #include "sbp/InitSbp.h"
 #include "sbp/Runtime/Npy.h"
 #include "sbp/Tools/InputFile.h"
+#include "sbp/Transforms/ProgressLine.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -46,6 +47,12 @@ cl::list<std::string> inputValues(
     cl::desc("Value of an ONNX input that must be known at import time (a "
              "shape given as an input): NAME=FILE.npy (repeatable)"),
     cl::cat(onnxCategory));
+
+cl::opt<bool> quietFlag(
+    "quiet", cl::desc("No status lines while long passes run (the search's)"),
+    cl::init(false));
+cl::alias quietAlias("q", cl::desc("Alias for --quiet"),
+                     cl::aliasopt(quietFlag));
 
 cl::OptionCategory stablehloCategory("StableHLO import options");
 cl::opt<bool> importStablehloFlag(
@@ -144,6 +151,7 @@ int main(int argc, char **argv) {
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "sbp optimizer driver: SBP auto-parallelization\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  mlir::sbp::ProgressLine::setQuiet(quietFlag);
   if (config.shouldShowDialects()) {
     llvm::outs() << "Available Dialects: ";
     llvm::interleave(registry.getDialectNames(), llvm::outs(), ",");

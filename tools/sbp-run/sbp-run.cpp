@@ -31,6 +31,7 @@
 #include "sbp/Tools/InputFile.h"
 #include "sbp/Transforms/Passes.h"
 #include "sbp/Transforms/Pipelines.h"
+#include "sbp/Transforms/ProgressLine.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -102,6 +103,14 @@ cl::opt<std::string> cacheFlag(
              "(default: $SBP_CACHE_DIR, else $XDG_CACHE_HOME/sbp, else "
              "~/.cache/sbp): a program compiled before links at once"),
     cl::value_desc("DIR|off"), cl::cat(category));
+cl::opt<bool> quietFlag(
+    "quiet",
+    cl::desc("No status lines while the search runs (results and errors "
+             "still print)"),
+    cl::cat(category));
+cl::alias quietAlias("q", cl::desc("Alias for --quiet"),
+                     cl::aliasopt(quietFlag));
+
 cl::opt<bool> timingFlag(
     "timing",
     cl::desc("Print the time of each step (import, search, partitioning, "
@@ -1638,6 +1647,7 @@ int main(int argc, char **argv) {
           "compare it with one rank\n",
           &llvm::errs()))
     return 2;
+  mlir::sbp::ProgressLine::setQuiet(quietFlag);
   if (nprocFlag)
     return launchProcesses(argc, argv);
   Runner runner;

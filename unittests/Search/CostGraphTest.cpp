@@ -46,11 +46,36 @@ TEST(CostGraph, MatchesEnumerationOnRandomGraphs) {
     ASSERT_TRUE(found.optimal);
     EXPECT_NEAR(found.cost, exact.cost, 1e-9 * std::max(1.0, exact.cost))
         << "trial " << trial;
+    EXPECT_EQ(found.lowerBound, found.cost);
     EXPECT_DOUBLE_EQ(found.cost, graph.evaluate(found.states));
     withCore += found.stats.coreNodes > 0;
   }
   // Dense graphs leave a core for the integer program.
   EXPECT_GT(withCore, 30u);
+}
+
+TEST(CostGraph, TimeLimitedSolveProvesABound) {
+  // Dense graphs whose integer programs take CBC a while: cut short, a
+  // solve still proves a bound no higher than the optimum (found without
+  // a limit), with the cost of its own answer no lower (its bound may
+  // reach that cost: the relaxation is often tight).
+  std::mt19937 rng(11);
+  unsigned cut = 0;
+  for (int trial = 0; trial < 2; ++trial) {
+    CostGraph graph = makeRandomGraph(rng, 13, 6, 0.7);
+    Solution full = graph.solve();
+    ASSERT_TRUE(full.optimal);
+    EXPECT_EQ(full.lowerBound, full.cost);
+    Solution quick = graph.solve(/*timeLimitSeconds=*/0.005);
+    EXPECT_LE(quick.lowerBound, full.cost + 1e-9) << "trial " << trial;
+    EXPECT_GE(quick.cost, full.cost - 1e-9) << "trial " << trial;
+    EXPECT_LE(quick.lowerBound, quick.cost) << "trial " << trial;
+    if (quick.optimal)
+      EXPECT_EQ(quick.lowerBound, quick.cost) << "trial " << trial;
+    cut += !quick.optimal;
+  }
+  // The limit cut at least one solve short, or the test shows nothing.
+  EXPECT_GT(cut, 0u);
 }
 
 TEST(CostGraph, ChainIsSolvedByElimination) {

@@ -14,7 +14,8 @@
 //   before is a lookup: a model of 96 identical layers costs about one
 //   layer's elimination plus a chain of small matrix products;
 // * what remains (every node of degree 3 or more) is an integer linear
-//   program solved by CBC; back-substitution then fixes the eliminated
+//   program solved by CBC, which also proves a lower bound when its time
+//   limit cuts it short; back-substitution then fixes the eliminated
 //   nodes.
 //
 // The library knows nothing of MLIR; see AutoParallel.cpp for the graphs it
@@ -51,6 +52,11 @@ struct Solution {
   /// False when the integer program stopped at its time limit with a
   /// feasible but unproven assignment.
   bool optimal = true;
+  /// A proven lower bound on the cost of every assignment: `cost` when
+  /// optimal, else the integer program's best bound (its LP relaxation
+  /// tightened by the cuts and branches explored) plus what elimination
+  /// solved exactly.
+  double lowerBound = 0;
   SolveStats stats;
 };
 

@@ -22,12 +22,11 @@ public:
   AutoParallelReport(const CostModel &model, MeshOp mesh, double memoryLimit);
   ~AutoParallelReport();
 
-  /// Adds `func`'s plan (`states` of `problem`), how it was found (in
-  /// `solves` solves, one per byte price tried), and the totals of the
-  /// named reference strategies.
+  /// Adds `func`'s plan for `problem`, how it was found (its solves, its
+  /// bound) in `seconds`, and the totals of the named reference
+  /// strategies.
   void addFunction(FunctionOpInterface func, const SearchProblem &problem,
-                   ArrayRef<unsigned> states, const PlanCost &cost,
-                   const Solution &solution, unsigned solves, double seconds,
+                   const Plan &plan, double seconds,
                    ArrayRef<std::pair<std::string, PlanCost>> references);
 
   /// Notes that the last function added recomputes `segments` of its

@@ -183,6 +183,8 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
            "file">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60",
            "Seconds the integer program may take per solve">,
+    Option<"quiet", "quiet", "bool", /*default=*/"false",
+           "No status line while the search runs (also the tools' --quiet)">,
     Option<"pipelineStages", "pipeline-stages", "int64_t", /*default=*/"1",
            "Pipeline stages: 1 is none (gradient accumulation with "
            "micro-batches above 1), 0 lets the search choose">,
