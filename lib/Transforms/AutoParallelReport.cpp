@@ -49,11 +49,9 @@ std::string mib(double bytes) {
 /// proven bound, else the gap to it, and whether a time limit cut the
 /// search short.
 std::string bound(const json &search, const json &plan) {
-  if (search["proven_optimal"].get<bool>())
-    return "optimal";
-  std::string text =
-      llvm::formatv("gap {0:F2}%", plan["gap"].get<double>() * 100).str();
-  if (search["time_limited"].get<bool>())
+  double gap = plan["gap"].get<double>();
+  std::string text = formatGap(gap);
+  if (gap != 0 && search["time_limited"].get<bool>())
     text += ", stopped at the time limit";
   return text;
 }

@@ -26,6 +26,12 @@ std::string sbp::formatBytes(double bytes) {
   return llvm::formatv("{0:F2} MiB", bytes / kMiB).str();
 }
 
+std::string sbp::formatGap(double gap) {
+  if (gap == 0)
+    return "optimal";
+  return llvm::formatv("gap {0:F2}%", gap * 100).str();
+}
+
 Plan sbp::solvePlan(
     const SearchProblem &problem, double memoryWeight,
     const std::function<bool(const SearchProblem::Node &, unsigned)> &allow,
@@ -156,11 +162,7 @@ sbp::searchWithinMemory(const SearchProblem &problem, double limit,
   leastMemory = fastest.cost.peakMemory;
   progress(llvm::formatv("fastest plan: {0:F3} ms per step ({1}), {2}",
                          fastest.cost.stepTime() * 1e3,
-                         fastest.getGap() == 0
-                             ? std::string("optimal")
-                             : llvm::formatv("gap {0:F2}%",
-                                             fastest.getGap() * 100)
-                                   .str(),
+                         formatGap(fastest.getGap()),
                          formatBytes(fastest.cost.peakMemory)));
   if (fastest.cost.peakMemory <= limit)
     return fastest;

@@ -192,6 +192,9 @@ FailureOr<Plan> searchWithinMemory(const SearchProblem &problem, double limit,
 /// "1.50 MiB", "2.00 GiB".
 std::string formatBytes(double bytes);
 
+/// "optimal" for a gap of zero (Plan::getGap), else "gap 3.53%".
+std::string formatGap(double gap);
+
 } // namespace sbp
 } // namespace mlir
 
