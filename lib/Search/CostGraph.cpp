@@ -1,6 +1,7 @@
 //===- CostGraph.cpp - Exact minimization of pairwise costs ---------------===//
 
 #include "sbp/Search/CostGraph.h"
+#include "MessagePassing.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/STLExtras.h"
@@ -96,6 +97,18 @@ struct Elimination {
   std::shared_ptr<const std::vector<unsigned>> choice;
 };
 
+/// Message passing's answer on the core: which nodes and states it saw.
+struct CoreDual {
+  std::vector<unsigned> nodes;
+  /// Per core node, its states that were not pruned.
+  std::vector<std::vector<unsigned>> live;
+  unsigned numEdges = 0;
+  DualSolution solution;
+  double getGap() const {
+    return std::max(0.0, solution.cost - solution.lowerBound);
+  }
+};
+
 class Solver {
 public:
   unsigned numStates(unsigned node) const { return pool.get(costs[node]).rows; }
@@ -104,11 +117,25 @@ public:
     addEdge(u, v, pool.intern(Table{numStates(u), numStates(v), table}));
   }
   void eliminate(SolveStats &stats);
+  /// Drops the states of core nodes that another state of theirs never
+  /// costs less than, and folds nodes left with one state into their
+  /// neighbours; returns whether any node was fixed (so elimination may go
+  /// on).
+  bool pruneDominated(SolveStats &stats);
   /// Solves the nodes left after elimination; returns whether the answer
   /// is proven optimal, and in `gap` how much more it may cost than the
   /// optimum (0 when optimal).
   bool solveCore(std::vector<unsigned> &states, double timeLimit,
                  SolveStats &stats, double &gap);
+  /// Bounds the core by message passing, and decodes an assignment of it;
+  /// nullopt when no core is left.
+  std::optional<CoreDual> solveDual(double timeLimit) const;
+  /// Sets the states of the core nodes to those `dual` decoded.
+  void assign(const CoreDual &dual, std::vector<unsigned> &states) const;
+  /// Drops the states whose reduced cost in `dual` exceeds `slack`;
+  /// returns whether it dropped any.
+  bool dropStates(const CoreDual &dual, double slack);
+  /// Fixes the eliminated nodes given the states of those left.
   void backSubstitute(std::vector<unsigned> &states) const;
 
 private:
@@ -118,6 +145,9 @@ private:
   /// Folds the edge into its nodes when its table is `f(i) + g(j)`.
   void foldIfSeparable(unsigned u, unsigned v);
   void eliminateLeaf(unsigned node, SolveStats &stats);
+  /// Whether `node`'s state `s` may be dropped for `t` (Goldstein's
+  /// criterion).
+  bool dominates(unsigned node, unsigned t, unsigned s) const;
   void eliminateInner(unsigned node, SolveStats &stats);
 
   TablePool pool;
@@ -294,6 +324,146 @@ void Solver::eliminate(SolveStats &stats) {
   }
 }
 
+bool Solver::dominates(unsigned node, unsigned t, unsigned s) const {
+  const Table &c = pool.get(costs[node]);
+  double margin = c.values[s] - c.values[t];
+  double magnitude = std::abs(c.values[s]) + std::abs(c.values[t]);
+  for (auto &[neighbor, tableId] : adjacent[node]) {
+    const Table &table = pool.get(tableId);
+    const Table &other = pool.get(costs[neighbor]);
+    double least = kInfinity;
+    for (unsigned j = 0; j < table.cols; ++j)
+      if (std::isfinite(other.values[j]))
+        least = std::min(least, table.at(s, j) - table.at(t, j));
+    margin += least;
+    magnitude += std::abs(least);
+  }
+  // Ties go to the state kept (any optimum with `s` has an equal one with
+  // `t`); the tolerance only absorbs rounding in the sums.
+  return margin >= -1e-12 * magnitude;
+}
+
+bool Solver::pruneDominated(SolveStats &stats) {
+  bool fixed = false;
+  for (unsigned node = 0; node < costs.size(); ++node) {
+    if (!alive[node])
+      continue;
+    std::vector<double> extra(numStates(node), 0);
+    llvm::SmallVector<unsigned> live;
+    for (unsigned s = 0; s < numStates(node); ++s)
+      if (std::isfinite(pool.get(costs[node]).values[s]))
+        live.push_back(s);
+    // Cheapest first: they are the likeliest to dominate the rest.
+    llvm::stable_sort(live, [&](unsigned a, unsigned b) {
+      return pool.get(costs[node]).values[a] < pool.get(costs[node]).values[b];
+    });
+    llvm::SmallVector<unsigned> kept;
+    for (unsigned s : live) {
+      bool dropped = llvm::any_of(
+          kept, [&](unsigned t) { return dominates(node, t, s); });
+      if (dropped) {
+        extra[s] = kInfinity;
+        ++stats.pruned;
+      } else {
+        kept.push_back(s);
+      }
+    }
+    // A state kept early may be dominated by one kept later.
+    for (unsigned k = 0; k < kept.size();) {
+      unsigned s = kept[k];
+      bool dropped = false;
+      for (unsigned t : kept)
+        if (t != s && dominates(node, t, s)) {
+          dropped = true;
+          break;
+        }
+      if (dropped) {
+        extra[s] = kInfinity;
+        ++stats.pruned;
+        kept.erase(kept.begin() + k);
+      } else {
+        ++k;
+      }
+    }
+    addToCosts(node, extra);
+    if (kept.size() != 1)
+      continue;
+    // One state left: its edges are costs of the neighbours.
+    unsigned only = kept.front();
+    auto neighbors = adjacent[node];
+    for (auto &[neighbor, tableId] : neighbors) {
+      const Table &table = pool.get(tableId);
+      std::vector<double> column(table.cols);
+      for (unsigned j = 0; j < table.cols; ++j)
+        column[j] = table.at(only, j);
+      removeEdge(node, neighbor);
+      addToCosts(neighbor, column);
+    }
+    fixed = true;
+  }
+  return fixed;
+}
+
+std::optional<CoreDual> Solver::solveDual(double timeLimit) const {
+  CoreDual dual;
+  std::vector<unsigned> index(costs.size(), ~0u);
+  PairwiseProblem problem;
+  for (unsigned node = 0; node < costs.size(); ++node) {
+    if (!alive[node])
+      continue;
+    index[node] = dual.nodes.size();
+    dual.nodes.push_back(node);
+    dual.live.emplace_back();
+    problem.costs.emplace_back();
+    const Table &c = pool.get(costs[node]);
+    for (unsigned s = 0; s < c.rows; ++s)
+      if (std::isfinite(c.values[s])) {
+        dual.live.back().push_back(s);
+        problem.costs.back().push_back(c.values[s]);
+      }
+  }
+  if (dual.nodes.empty())
+    return std::nullopt;
+  std::vector<std::vector<double>> tables;
+  tables.reserve(dual.nodes.size() * 4);
+  for (unsigned u : dual.nodes)
+    for (auto &[v, tableId] : adjacent[u]) {
+      if (v < u)
+        continue;
+      const Table &table = pool.get(tableId);
+      std::vector<double> &kept = tables.emplace_back();
+      for (unsigned i : dual.live[index[u]])
+        for (unsigned j : dual.live[index[v]])
+          kept.push_back(table.at(i, j));
+      problem.edges.push_back({index[u], index[v], kept.data()});
+    }
+  dual.numEdges = problem.edges.size();
+  dual.solution = mlir::sbp::solveDual(problem, 1000, timeLimit);
+  return dual;
+}
+
+void Solver::assign(const CoreDual &dual, std::vector<unsigned> &states) const {
+  for (auto [k, node] : llvm::enumerate(dual.nodes))
+    states[node] = dual.live[k][dual.solution.states[k]];
+}
+
+bool Solver::dropStates(const CoreDual &dual, double slack) {
+  bool dropped = false;
+  for (auto [k, node] : llvm::enumerate(dual.nodes)) {
+    std::vector<double> extra(numStates(node), 0);
+    bool any = false;
+    for (auto [s, reduced] : llvm::enumerate(dual.solution.reducedCosts[k]))
+      if (reduced > slack) {
+        extra[dual.live[k][s]] = kInfinity;
+        any = true;
+      }
+    if (any)
+      addToCosts(node, extra);
+    dropped |= any;
+  }
+  return dropped;
+}
+
 /// An integer program as loaded into the solver, and its time limit.
 struct Program {
   std::vector<double> objective, rowBound, value;
@@ -352,12 +522,13 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
       core.push_back(node);
   if (core.empty())
     return true;
-  stats.coreNodes = core.size();
+  stats.programNodes = core.size();
   // Scale costs to a range the solver's tolerances suit.
   double largest = 0;
   auto note = [&](const Table &t) {
     for (double v : t.values)
-      largest = std::max(largest, std::abs(v));
+      if (std::isfinite(v))
+        largest = std::max(largest, std::abs(v));
   };
   for (unsigned node : core) {
     note(pool.get(costs[node]));
@@ -372,59 +543,57 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
   // Per column, its (row, coefficient) entries.
   std::vector<std::vector<std::pair<int, double>>> entries;
   std::vector<double> rowBound;
-  std::vector<int> firstColumn(costs.size(), -1);
   auto addColumn = [&](double cost) {
     objective.push_back(cost * scale);
     entries.emplace_back();
     return int(objective.size()) - 1;
   };
-  auto addRow = [&](const std::vector<int> &cols,
-                    const std::vector<double> &coefs, double rhs) {
+  auto addRow = [&](const std::vector<int> &cols, double rhs) {
     int row = rowBound.size();
     rowBound.push_back(rhs);
-    for (auto [col, coef] : llvm::zip(cols, coefs))
-      entries[col].push_back({row, coef});
+    for (int col : cols)
+      entries[std::abs(col) - 1].push_back({row, col > 0 ? 1.0 : -1.0});
   };
-  // x[node][state]: binary, one per node.
-  for (unsigned node : core) {
-    firstColumn[node] = objective.size();
-    for (double value : pool.get(costs[node]).values)
-      addColumn(value);
-  }
-  int numBinary = objective.size();
+  // x[node][state]: binary, one per state not pruned (column -1 for those
+  // pruned), one state per node.
+  std::vector<std::vector<int>> columns(costs.size());
   for (unsigned node : core) {
     std::vector<int> cols;
-    for (unsigned s = 0; s < numStates(node); ++s)
-      cols.push_back(firstColumn[node] + s);
-    std::vector<double> ones(cols.size(), 1);
-    addRow(cols, ones, 1);
+    for (double value : pool.get(costs[node]).values) {
+      columns[node].push_back(std::isfinite(value) ? addColumn(value) : -1);
+      if (columns[node].back() >= 0)
+        cols.push_back(columns[node].back() + 1);
+    }
+    addRow(cols, 1);
   }
+  int numBinary = objective.size();
   // y[edge][i][j] in [0, 1] with the marginals of x: integral x force y to
-  // their product.
+  // their product. Rows are built as signed, one-based column lists.
   for (unsigned u : core)
     for (auto &[v, tableId] : adjacent[u]) {
       if (v < u)
         continue;
-      ++stats.coreEdges;
       const Table &table = pool.get(tableId);
-      int first = objective.size();
-      for (double value : table.values)
-        addColumn(value);
       // sum_j y[i][j] = x[u][i] and sum_i y[i][j] = x[v][j].
-      auto marginal = [&](int start, unsigned count, unsigned stride,
-                          int xColumn) {
-        std::vector<int> cols;
-        std::vector<double> coefs(count, 1);
-        for (unsigned k = 0; k < count; ++k)
-          cols.push_back(start + k * stride);
-        cols.push_back(xColumn);
-        coefs.push_back(-1);
-        addRow(cols, coefs, 0);
-      };
+      std::vector<std::vector<int>> rowsOfU(table.rows), colsOfV(table.cols);
       for (unsigned i = 0; i < table.rows; ++i)
-        marginal(first + i * table.cols, table.cols, 1, firstColumn[u] + i);
+        for (unsigned j = 0; j < table.cols; ++j) {
+          if (columns[u][i] < 0 || columns[v][j] < 0)
+            continue;
+          int y = addColumn(table.at(i, j)) + 1;
+          rowsOfU[i].push_back(y);
+          colsOfV[j].push_back(y);
+        }
+      for (unsigned i = 0; i < table.rows; ++i)
+        if (columns[u][i] >= 0) {
+          rowsOfU[i].push_back(-(columns[u][i] + 1));
+          addRow(rowsOfU[i], 0);
+        }
       for (unsigned j = 0; j < table.cols; ++j)
-        marginal(first + j, table.rows, table.cols, firstColumn[v] + j);
+        if (columns[v][j] >= 0) {
+          colsOfV[j].push_back(-(columns[v][j] + 1));
+          addRow(colsOfV[j], 0);
+        }
     }
   Program program;
   program.start = {0};
@@ -447,14 +616,14 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
     gap = answer->gap;
     return answer->optimal;
   }
-  const std::vector<double> &columns = program.objective,
+  const std::vector<double> &objectives = program.objective,
                             &rows = program.rowBound;
-  std::vector<double> lower(columns.size(), 0), upper(columns.size(), 1);
+  std::vector<double> lower(objectives.size(), 0), upper(objectives.size(), 1);
   Cbc_Model *model = Cbc_newModel();
   Cbc_setLogLevel(model, 0);
-  Cbc_loadProblem(model, columns.size(), rows.size(), program.start.data(),
+  Cbc_loadProblem(model, objectives.size(), rows.size(), program.start.data(),
                   program.index.data(), program.value.data(), lower.data(),
-                  upper.data(), columns.data(), rows.data(), rows.data());
+                  upper.data(), objectives.data(), rows.data(), rows.data());
   for (int col = 0; col < numBinary; ++col)
     Cbc_setInteger(model, col);
   Cbc_setMaximumSeconds(model, timeLimit);
@@ -466,10 +635,11 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
   bool optimal = Cbc_isProvenOptimal(model);
   const double *solution = Cbc_getColSolution(model);
   for (unsigned node : core) {
-    unsigned best = 0;
-    for (unsigned s = 1; s < numStates(node); ++s)
-      if (solution &&
-          solution[firstColumn[node] + s] > solution[firstColumn[node] + best])
+    int best = -1;
+    for (unsigned s = 0; s < numStates(node); ++s)
+      if (int col = columns[node][s];
+          col >= 0 && (best < 0 || (solution && solution[col] >
+                                                    solution[columns[node][best]])))
         best = s;
     states[node] = best;
   }
@@ -543,14 +713,82 @@ Solution CostGraph::solve(double timeLimitSeconds) const {
     solver.addEdge(edge.u, edge.v, edge.costs);
   Solution solution;
   solution.states.assign(nodeCosts.size(), 0);
-  solver.eliminate(solution.stats);
-  double gap = 0;
-  solution.optimal =
-      solver.solveCore(solution.states, timeLimitSeconds, solution.stats, gap);
+  auto reduce = [](Solver &solver, SolveStats &stats) {
+    solver.eliminate(stats);
+    while (solver.pruneDominated(stats))
+      solver.eliminate(stats);
+  };
+  reduce(solver, solution.stats);
+  // Elimination is exact: a gap on the core is the whole gap.
+  std::optional<CoreDual> dual = solver.solveDual(timeLimitSeconds / 4);
+  if (dual) {
+    solution.stats.coreNodes = dual->nodes.size();
+    solution.stats.coreEdges = dual->numEdges;
+  }
+  if (dual)
+    solver.assign(*dual, solution.states);
   solver.backSubstitute(solution.states);
   solution.cost = evaluate(solution.states);
-  // Elimination is exact: the integer program's gap is the whole gap.
-  solution.lowerBound = solution.optimal ? solution.cost : solution.cost - gap;
+  if (!dual || dual->getGap() <= 1e-9 * std::abs(solution.cost)) {
+    solution.lowerBound = solution.cost;
+    return solution;
+  }
+  solution.lowerBound = solution.cost - dual->getGap();
+  auto tolerance = [&] { return 1e-9 * std::abs(solution.cost); };
+  auto consider = [&](std::vector<unsigned> &states) {
+    double cost = evaluate(states);
+    if (cost < solution.cost) {
+      solution.cost = cost;
+      solution.states = std::move(states);
+    }
+    solution.optimal = solution.cost - solution.lowerBound <= tolerance();
+    if (solution.optimal)
+      solution.lowerBound = solution.cost;
+    return solution.optimal;
+  };
+  // When the bound is the optimum (the relaxation is tight), an optimal
+  // assignment chooses only states whose reduced cost is zero: search
+  // those, which elimination often solves outright, for a better one.
+  solution.optimal = false;
+  // The reduced costs of an optimum's states sum to at most its gap to the
+  // bound, which is small when the relaxation is tight but not known:
+  // thresholds from tight to loose.
+  for (double fraction : {1e-7, 1e-5, 1e-3}) {
+    Solver trial = solver;
+    SolveStats scratch;
+    std::vector<unsigned> states = solution.states;
+    double zero = fraction * std::abs(solution.lowerBound);
+    std::optional<CoreDual> restricted = dual;
+    for (unsigned round = 0; round < 4 && restricted; ++round) {
+      if (!trial.dropStates(*restricted, zero))
+        break;
+      reduce(trial, scratch);
+      restricted = trial.solveDual(timeLimitSeconds / 16);
+      if (!restricted)
+        break;
+      trial.assign(*restricted, states);
+      if (restricted->getGap() <= zero)
+        break;
+    }
+    trial.backSubstitute(states);
+      if (consider(states))
+      return solution;
+  }
+  // Exact from here: a state whose reduced cost exceeds the gap left is in
+  // no assignment cheaper than the best found, so the integer program
+  // solves the rest.
+  solver.dropStates(*dual, solution.cost - solution.lowerBound + tolerance());
+  reduce(solver, solution.stats);
+  std::vector<unsigned> states = solution.states;
+  double gap = 0;
+  bool optimal =
+      solver.solveCore(states, timeLimitSeconds, solution.stats, gap);
+  solver.backSubstitute(states);
+  double cost = evaluate(states);
+  solution.lowerBound =
+      std::max(solution.lowerBound,
+               std::min(solution.cost, optimal ? cost : cost - gap));
+  consider(states);
   return solution;
 }
 

@@ -51,7 +51,11 @@ using Clock = std::chrono::steady_clock;
 /// constraint, priced by the same model: replicated (every value `B`), data
 /// parallel (inputs split along dimension 0 on every axis, parameters `B`),
 /// tensor parallel (parameters split on every axis, inputs `B`) and, on
-/// meshes of several axes, data x tensor parallel (Megatron-LM's layout).
+/// meshes of several axes, data x tensor parallel (Megatron-LM's layout,
+/// sequence parallelism among its activation layouts); FSDP (parameters
+/// split on every axis, gathered for use, batch split) and, on meshes of
+/// several axes, HSDP (FSDP within the other axes, data parallel across
+/// the first).
 SmallVector<std::pair<std::string, PlanCost>>
 priceReferences(const SearchProblem &problem, double timeLimit) {
   auto isBroadcast = [](SbpEntry e) { return e.isBroadcast(); };
@@ -91,11 +95,22 @@ priceReferences(const SearchProblem &problem, double timeLimit) {
       {"tensor parallel",
        solvePlan(problem, 0, tensorParallel, timeLimit).cost},
       {"replicated", solvePlan(problem, 0, replicated, timeLimit).cost}};
-  if (problem.getMeshShape().size() > 1)
+  SmallVector<AxisRole> sharded(problem.getMeshShape().size(),
+                                AxisRole::Sharded);
+  references.push_back(
+      {"FSDP", solvePlan(problem, 0, getRecipe(problem, sharded), timeLimit)
+                   .cost});
+  if (problem.getMeshShape().size() > 1) {
     references.push_back(
         {"data x tensor parallel",
          solvePlan(problem, 0, getDataTensorParallel(problem), timeLimit)
              .cost});
+    SmallVector<AxisRole> hybrid(sharded);
+    hybrid.front() = AxisRole::Data;
+    references.push_back(
+        {"HSDP", solvePlan(problem, 0, getRecipe(problem, hybrid), timeLimit)
+                     .cost});
+  }
   return references;
 }
 
@@ -214,7 +229,7 @@ auto SbpAutoParallelPass::searchFunction(FunctionOpInterface func, MeshOp mesh,
                                          const CostModel &model, double limit)
     -> FailureOr<Searched> {
   Clock::time_point funcStart = Clock::now();
-  duplicateFreeProducers(func);
+  cloneCheapValues(func);
   FailureOr<SearchProblem> problem = SearchProblem::build(func, mesh, model);
   if (failed(problem))
     return failure();

@@ -96,6 +96,7 @@ void AutoParallelReport::addFunction(
                      {"eliminations_reused", solution.stats.reused},
                      {"core_nodes", solution.stats.coreNodes},
                      {"core_edges", solution.stats.coreEdges},
+                     {"program_nodes", solution.stats.programNodes},
                      {"proven_optimal", plan.getGap() == 0},
                      {"time_limited", !solution.optimal}};
   entry["plan"] = totals(plan.cost, impl->limit);
@@ -282,15 +283,16 @@ LogicalResult AutoParallelReport::write(StringRef path) const {
     const json &search = func["search"];
     os << "\n## @" << func["name"].get<std::string>() << "\n\n"
        << llvm::formatv("Searched {0} nodes in {1:F3} s, {6} solve(s) ({2} "
-                        "eliminated, {3} of them reused; integer program on "
-                        "{4} nodes; {5}).\n",
+                        "eliminated, {3} of them reused; {4} left for message "
+                        "passing, integer program on {7} nodes; {5}).\n",
                         search["nodes"].get<int64_t>(),
                         search["seconds"].get<double>(),
                         search["eliminated"].get<int64_t>(),
                         search["eliminations_reused"].get<int64_t>(),
                         search["core_nodes"].get<int64_t>(),
                         bound(search, func["plan"]),
-                        search["solves"].get<int64_t>())
+                        search["solves"].get<int64_t>(),
+                        search["program_nodes"].get<int64_t>())
        << "\n| strategy | step ms | compute ms | communication ms | bytes "
           "moved (MiB) | peak memory (MiB) | fits |\n"
        << "|---|---:|---:|---:|---:|---:|---|\n";

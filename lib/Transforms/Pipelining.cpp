@@ -191,7 +191,7 @@ LogicalResult sbp::microBatch(func::FuncOp func, int64_t count,
     if (auto tensor = dyn_cast<RankedTensorType>(type))
       if (tensor.getRank() > 0 && tensor.getDimSize(0) == rows)
         copy.setResultAttr(i, SbpDialect::getShardingAttrName(), split);
-  duplicateFreeProducers(copy);
+  cloneCheapValues(copy);
   if (failed(propagateLayouts(copy, mesh, /*maxSweeps=*/8)))
     return failure();
 

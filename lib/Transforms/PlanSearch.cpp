@@ -60,18 +60,18 @@ double Plan::getGap() const {
   return gap > 1e-9 ? gap : 0;
 }
 
-Allow sbp::getDataTensorParallel(
-    const SearchProblem &problem, unsigned firstAxis,
-    std::function<std::optional<bool>(unsigned)> isParameter) {
+Allow sbp::getRecipe(const SearchProblem &problem,
+                     ArrayRef<AxisRole> roles,
+                     std::function<std::optional<bool>(unsigned)> isParameter) {
   using Kind = SearchProblem::NodeKind;
   Block &entry = problem.getFunction().getFunctionBody().front();
   if (!isParameter) {
-    auto roles = std::make_shared<DenseMap<unsigned, bool>>();
+    auto kinds = std::make_shared<DenseMap<unsigned, bool>>();
     for (const SearchProblem::Node &node : problem.getNodes())
       if (node.kind == Kind::Argument)
-        (*roles)[node.index] = node.isParameter;
-    isParameter = [roles](unsigned i) -> std::optional<bool> {
-      return roles->lookup(i);
+        (*kinds)[node.index] = node.isParameter;
+    isParameter = [kinds](unsigned i) -> std::optional<bool> {
+      return kinds->lookup(i);
     };
   }
   // Views of a parameter, and its copies in another element type (mixed
@@ -103,8 +103,7 @@ Allow sbp::getDataTensorParallel(
   for (BlockArgument arg : entry.getArguments())
     if (isParameter(arg.getArgNumber()).value_or(false))
       (*parameters)[arg] = isa<ShapedType>(arg.getType()) && isVector(arg);
-  // Whether `value` is a parameter, or its view, that must be split over
-  // the tensor axes.
+  // Whether `value` is a parameter, or its view, read as a matrix.
   auto readsMatrix = [parameters, isView](Value value) {
     while (Operation *op = value.getDefiningOp()) {
       if (!isView(op))
@@ -114,43 +113,65 @@ Allow sbp::getDataTensorParallel(
     auto it = parameters->find(value);
     return it != parameters->end() && !it->second;
   };
-  // The first of the axes one way, the others another; on an axis of one
-  // device `B` is every layout (the search enumerates no other there).
+  // Whether every entry of `layout` on an axis with a role is as `check`
+  // says for that role; on an axis of one device `B` is every layout (the
+  // search enumerates no other there).
   SmallVector<int64_t> shape(problem.getMeshShape());
-  auto byAxis = [firstAxis, shape](NdSbpAttr layout, auto first, auto others) {
-    if (!layout || layout.getEntries().size() <= firstAxis)
+  SmallVector<AxisRole> axes(roles);
+  auto byAxis = [shape, axes](NdSbpAttr layout, auto check) {
+    if (!layout || layout.getEntries().size() < axes.size())
       return false;
     for (auto [axis, entry] : llvm::enumerate(layout.getEntries()))
-      if (axis >= firstAxis && !(shape[axis] == 1 && entry.isBroadcast()) &&
-          !(axis == firstAxis ? first(entry) : others(entry)))
+      if (axis < axes.size() && axes[axis] != AxisRole::Free &&
+          !(shape[axis] == 1 && entry.isBroadcast()) &&
+          !check(axes[axis], entry))
         return false;
     return true;
   };
-  auto isBroadcast = [](SbpEntry e) { return e.isBroadcast(); };
-  auto isSplit = [](SbpEntry e) { return e.isSplit(); };
-  auto isBatchSplit = [](SbpEntry e) { return e.isSplit() && !e.getDim(); };
-  auto isAny = [](SbpEntry) { return true; };
   SmallVector<Value> args(entry.getArguments());
   return [=](const SearchProblem::Node &node, unsigned s) {
     if (node.kind == Kind::Argument) {
       std::optional<bool> parameter = isParameter(node.index);
       if (!parameter)
         return true;
+      // Batch inputs: split along dimension 0 except on tensor axes.
       if (!*parameter)
-        return byAxis(node.layouts[s], isBatchSplit, isBroadcast);
-      using Entries = bool (*)(SbpEntry);
+        return byAxis(node.layouts[s], [](AxisRole role, SbpEntry e) {
+          return role == AxisRole::Tensor ? e.isBroadcast()
+                                          : e.isSplit() && !e.getDim();
+        });
+      // Parameters: whole on data axes, split on the others (vectors free
+      // there).
       bool vector = parameters->lookup(args[node.index]);
-      return byAxis(node.layouts[s], isBroadcast,
-                    vector ? Entries(isAny) : Entries(isSplit));
+      return byAxis(node.layouts[s], [vector](AxisRole role, SbpEntry e) {
+        return role == AxisRole::Data ? e.isBroadcast()
+                                      : vector || e.isSplit();
+      });
     }
     if (node.kind != Kind::Op)
       return true;
+    // Ops read parameter matrices split on tensor axes, whole elsewhere
+    // (gathered first on sharded axes).
     for (auto [operand, layout] :
          llvm::zip(node.op->getOperands(), node.signatures[s].operands))
-      if (readsMatrix(operand) && !byAxis(layout, isBroadcast, isSplit))
+      if (readsMatrix(operand) &&
+          !byAxis(layout, [](AxisRole role, SbpEntry e) {
+            return role == AxisRole::Tensor ? e.isSplit() : e.isBroadcast();
+          }))
         return false;
     return true;
   };
+}
+
+Allow sbp::getDataTensorParallel(
+    const SearchProblem &problem, unsigned firstAxis,
+    std::function<std::optional<bool>(unsigned)> isParameter) {
+  SmallVector<AxisRole> roles(problem.getMeshShape().size(), AxisRole::Tensor);
+  for (unsigned axis = 0; axis < firstAxis && axis < roles.size(); ++axis)
+    roles[axis] = AxisRole::Free;
+  if (firstAxis < roles.size())
+    roles[firstAxis] = AxisRole::Data;
+  return getRecipe(problem, roles, std::move(isParameter));
 }
 
 FailureOr<Plan>

@@ -43,24 +43,6 @@ bool sbp::isFreeToRepeat(Operation *op) {
   return false;
 }
 
-void sbp::duplicateFreeProducers(FunctionOpInterface func) {
-  SmallVector<Operation *> producers;
-  func.walk([&](Operation *op) {
-    if (isFreeToRepeat(op))
-      producers.push_back(op);
-  });
-  // Users first, so that a copied fill's empty tensor is copied too.
-  for (Operation *op : llvm::reverse(producers)) {
-    SmallVector<OpOperand *> uses;
-    for (OpOperand &use : op->getResult(0).getUses())
-      uses.push_back(&use);
-    OpBuilder builder(op->getContext());
-    builder.setInsertionPointAfter(op);
-    for (OpOperand *use : llvm::drop_begin(uses))
-      use->set(builder.clone(*op)->getResult(0));
-  }
-}
-
 namespace {
 
 /// Cost of a boxing that sends nothing (a local slice or zero fill): enough

@@ -2,9 +2,12 @@
 
 #include "sbp/Transforms/SearchProblem.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "sbp/Transforms/Propagation.h"
 #include "sbp/Transforms/ShardingState.h"
 #include <map>
@@ -371,6 +374,52 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     return llvm::any_of(result.getUsers(),
                         [](Operation *user) { return isa<scf::ForOp>(user); });
   };
+  // Copies of one value (cloneCheapValues' copies per user) are computed
+  // once where their layouts agree, as CSE merges them after
+  // partitioning: the first copy is priced, the others compute nothing
+  // (an underestimate only where copies are laid out differently, and
+  // they compute values from constants alone).
+  DenseSet<Operation *> repeated;
+  {
+    DenseMap<Value, Value> representative;
+    auto canonical = [&](Value value) {
+      return representative.lookup(value) ? representative.lookup(value)
+                                          : value;
+    };
+    DenseMap<llvm::hash_code, SmallVector<Operation *, 1>> byHash;
+    constexpr auto flags = OperationEquivalence::IgnoreLocations;
+    func->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      // A linalg op's payload is compared with the op.
+      auto next = isa<linalg::LinalgOp>(op) ? WalkResult::skip()
+                                            : WalkResult::advance();
+      if (op->getNumResults() == 0 || !isMemoryEffectFree(op) ||
+          op == func.getOperation())
+        return next;
+      llvm::hash_code hash = OperationEquivalence::computeHash(
+          op, [&](Value value) { return hash_value(canonical(value)); },
+          OperationEquivalence::ignoreHashValue, flags);
+      for (Operation *earlier : byHash[hash]) {
+        // Values of the two payloads matched so far.
+        DenseMap<Value, Value> matched;
+        if (earlier->getBlock() != op->getBlock() ||
+            !OperationEquivalence::isEquivalentTo(
+                earlier, op,
+                [&](Value a, Value b) {
+                  return success(canonical(a) == canonical(b) ||
+                                 matched.lookup(b) == a);
+                },
+                [&](Value a, Value b) { matched[b] = a; }, flags))
+          continue;
+        repeated.insert(op);
+        for (auto [from, to] :
+             llvm::zip(op->getResults(), earlier->getResults()))
+          representative[from] = canonical(to);
+        return next;
+      }
+      byHash[hash].push_back(op);
+      return next;
+    });
+  }
   // Compute times and result bytes, shared by ops of one structure.
   std::map<std::vector<const void *>, unsigned> seen;
   problem.defPosition.assign(nodes.size(), 0);
@@ -389,6 +438,7 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
       static const char marker = 0;
       for (bool held : holds)
         key.push_back(held ? &marker : nullptr);
+      key.push_back(repeated.contains(node.op) ? &marker : nullptr);
       auto [it, inserted] = seen.try_emplace(std::move(key), index);
       if (!inserted) {
         problem.computeTimes.push_back(problem.computeTimes[it->second]);
@@ -396,8 +446,10 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
         continue;
       }
       for (const NdSbpSignature &signature : node.signatures) {
-        times.push_back(
-            model.getComputeTime(model.getOpWork(node.op, signature)));
+        times.push_back(repeated.contains(node.op)
+                            ? 0
+                            : model.getComputeTime(
+                                  model.getOpWork(node.op, signature)));
         double held = 0;
         for (OpResult result : node.op->getResults())
           if (auto type = dyn_cast<RankedTensorType>(result.getType()))

@@ -13,10 +13,17 @@
 // * tables are hash-consed, so eliminating a node whose tables were seen
 //   before is a lookup: a model of 96 identical layers costs about one
 //   layer's elimination plus a chain of small matrix products;
-// * what remains (every node of degree 3 or more) is an integer linear
-//   program solved by CBC, which also proves a lower bound when its time
-//   limit cuts it short; back-substitution then fixes the eliminated
-//   nodes.
+// * states another state of their node never costs less than are dropped
+//   (Goldstein's dead-end elimination), which fixes some nodes and lets
+//   elimination go on;
+// * what remains (every node of degree 3 or more) is bounded by message
+//   passing (TRW-S), whose bound is the LP relaxation's when it converges;
+//   an assignment at the bound is optimal, and one is looked for among the
+//   states of zero reduced cost, where elimination often solves the rest;
+// * otherwise the states whose reduced cost exceeds the gap are dropped
+//   and the rest is an integer program solved by CBC, which also proves a
+//   lower bound when its time limit cuts it short; back-substitution then
+//   fixes the eliminated nodes.
 //
 // The library knows nothing of MLIR; see AutoParallel.cpp for the graphs it
 // is given.
@@ -37,9 +44,14 @@ struct SolveStats {
   unsigned eliminated = 0;
   /// Eliminations answered from the table cache.
   unsigned reused = 0;
-  /// Nodes and edges left for the integer program.
+  /// States dropped as dominated by another state of their node.
+  unsigned pruned = 0;
+  /// Nodes and edges elimination left (for message passing).
   unsigned coreNodes = 0;
   unsigned coreEdges = 0;
+  /// Nodes left for the integer program: 0 when message passing proved its
+  /// assignment optimal.
+  unsigned programNodes = 0;
   /// Whether the integer program was answered from the programs this
   /// process solved before.
   bool cached = false;
@@ -76,9 +88,10 @@ public:
   /// The total cost of `states`.
   double evaluate(const std::vector<unsigned> &states) const;
 
-  /// The least-cost assignment. The integer program for the core gets at
-  /// most `timeLimitSeconds`; a program this process solved before, with
-  /// the same limit, is answered as it was then.
+  /// The least-cost assignment. Message passing gets a quarter of
+  /// `timeLimitSeconds`, the integer program for what it leaves at most all
+  /// of it; a program this process solved before, with the same limit, is
+  /// answered as it was then.
   Solution solve(double timeLimitSeconds = 60) const;
 
   /// The least-cost assignment by enumerating assignments, pruned only by

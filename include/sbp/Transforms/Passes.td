@@ -59,6 +59,24 @@ def SbpPropagatePass : Pass<"sbp-propagate", "ModuleOp"> {
   ];
 }
 
+def SbpCloneCheapValuesPass : Pass<"sbp-clone-cheap-values", "ModuleOp"> {
+  let summary = "Give every user of a value computed from constants its own "
+                "copy";
+  let description = [{
+    A value is cheap when it is computed from constants alone: its defining
+    op has no memory effects, returns tensors, has no regions unless it is a
+    linalg op, and reads only cheap values (iotas, masks, RoPE tables, zero
+    fills). Each further user of a cheap value read by several ops gets its
+    own copy of the ops computing it, placed right after the originals (so
+    that users inside loops do not compute it every trip). JAX hoists such
+    values out of a scan; unrolled, one value then reaches every layer,
+    forward and backward, and ties the layout choices of all layers
+    together, while copies let `sbp-auto-parallel` lay each out as its user
+    reads it and eliminate the layers one by one. `sbp-auto-parallel` does
+    this first. The copies are at most four per op of the function.
+  }];
+}
+
 def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
   let summary = "Choose every op's signature by searching a cost model";
   let description = [{
@@ -76,8 +94,12 @@ def SbpAutoParallelPass : Pass<"sbp-auto-parallel", "ModuleOp"> {
     alpha-beta model on the link of each mesh axis). docs/cost-model.md
     gives the formulas. The search is exact for this sum: nodes of degree
     up to 2 are eliminated by dynamic programming, repeated layers are
-    recognized by their identical cost tables and solved once, and the
-    remaining core is an integer program solved by CBC.
+    recognized by their identical cost tables and solved once, states that
+    another state of their op never costs less than are dropped, the
+    remaining core is bounded by message passing (TRW-S, the bound of the
+    LP relaxation), an assignment at that bound is optimal, and otherwise
+    the states the bound rules out are dropped and the rest is an integer
+    program solved by CBC.
 
     Memory is the per-device peak of parameters (arguments), activations
     live at once and boxing buffers. When the fastest plan does not fit,

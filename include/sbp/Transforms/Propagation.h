@@ -35,11 +35,14 @@ FailureOr<MeshOp> findAnnotatedMesh(FunctionOpInterface func);
 /// fill of one with a constant.
 bool isFreeToRepeat(Operation *op);
 
-/// Gives each use of a free producer its own copy. CSE shares one between
-/// unrelated ops (every matmul's zero accumulator); copies keep the layouts
-/// of unrelated ops independent (CSE merges those whose layouts agree
-/// again after partitioning).
-void duplicateFreeProducers(FunctionOpInterface func);
+/// Gives every user of a value computed from constants alone (free
+/// producers, iotas, masks, RoPE tables) its own copy of the ops that
+/// compute it; returns how many ops were added (see
+/// `sbp-clone-cheap-values`). CSE shares one between unrelated ops (every
+/// matmul's zero accumulator), and JAX hoists one out of a scan for every
+/// layer; copies keep the layouts of unrelated ops independent (CSE merges
+/// those whose layouts agree again after partitioning).
+unsigned cloneCheapValues(FunctionOpInterface func);
 
 /// Runs sbp-propagate's choice on `func`: ops with a recorded signature
 /// keep it, the others improve in sweeps; records every layout.

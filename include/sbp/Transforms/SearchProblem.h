@@ -161,6 +161,27 @@ struct Plan {
 /// Which states of a node a search may choose (all when null).
 using Allow = std::function<bool(const SearchProblem::Node &, unsigned)>;
 
+/// What a hand-written recipe does along one mesh axis.
+enum class AxisRole {
+  /// Nothing: the search chooses.
+  Free,
+  /// Data parallel: parameters whole, batch inputs split along dimension 0.
+  Data,
+  /// Megatron-LM's tensor parallelism: parameters split (vectors free) and
+  /// read split, never gathered; batch inputs whole. Activations stay free,
+  /// so sequence parallelism is among the plans.
+  Tensor,
+  /// ZeRO-3 / FSDP: parameters split (vectors free) and gathered whole for
+  /// every op that reads them; batch inputs split along dimension 0.
+  Sharded,
+};
+
+/// The plans of a recipe given per mesh axis (axes past `roles` free), as
+/// the states it allows. `isParameter` is as for getDataTensorParallel.
+Allow getRecipe(
+    const SearchProblem &problem, ArrayRef<AxisRole> roles,
+    std::function<std::optional<bool>(unsigned)> isParameter = nullptr);
+
 /// Megatron-LM's layout on mesh axes `firstAxis` on (the report's "data x
 /// tensor parallel" reference): parameters `B` over the first of those axes
 /// and split over the others, batch inputs split along dimension 0 over
