@@ -18,6 +18,7 @@ per device.
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,12 +40,15 @@ def run_measured(cmd, timeout):
     """Runs `cmd`; returns (seconds, return code or None on timeout,
     stderr)."""
     start = time.perf_counter()
+    # A session of its own, so that a timeout stops sbp-opt, not only the
+    # /usr/bin/time around it.
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
         _, err = proc.communicate()
         return time.perf_counter() - start, None, "timeout"
     return time.perf_counter() - start, proc.returncode, err
@@ -63,6 +67,7 @@ def main():
     parser.add_argument("--meshes", default=None,
                         help="cluster:mesh pairs, comma separated")
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--cpu", default="0", help="the core to run on")
     parser.add_argument("--small", action="store_true",
                         help="2 layers, hidden 64 (a smoke test)")
     opts = parser.parse_args()
@@ -100,12 +105,12 @@ def main():
 
 def row(opts, path, model, kind, layout, cluster, mesh, tmp):
     option = f"cluster={cluster} mesh={mesh}"
-    time_cmd = ["/usr/bin/time", "-f", "%M", "taskset", "-c", "0",
+    time_cmd = ["/usr/bin/time", "-f", "%M", "taskset", "-c", opts.cpu,
                 opts.sbp_opt, path, f"--sbp-auto-parallel={option}", "-q",
                 "-o", os.devnull]
     # /usr/bin/time prints the peak resident KiB as stderr's last line.
     seconds, code, err = run_measured(time_cmd, opts.timeout)
-    peer = PEER.get((model, kind, mesh), "")
+    peer = "" if opts.small else PEER.get((model, kind, mesh), "")
     head = f"| {model} | {kind} | {layout} | {cluster} | {mesh} |"
     if code is None:
         print(f"{head} > {opts.timeout:.0f} | | | | | | | | | | {peer} |")
@@ -118,7 +123,7 @@ def row(opts, path, model, kind, layout, cluster, mesh, tmp):
               f"| | | | | | | | | {peer} |")
         return
     report = os.path.join(tmp, "report.json")
-    subprocess.run(["taskset", "-c", "0", opts.sbp_opt, path,
+    subprocess.run(["taskset", "-c", opts.cpu, opts.sbp_opt, path,
                     f"--sbp-auto-parallel={option} report={report}", "-q",
                     "-o", os.devnull], check=True, capture_output=True,
                    timeout=opts.timeout * 4)
