@@ -724,9 +724,8 @@ Solution CostGraph::solve(double timeLimitSeconds) const {
   if (dual) {
     solution.stats.coreNodes = dual->nodes.size();
     solution.stats.coreEdges = dual->numEdges;
-  }
-  if (dual)
     solver.assign(*dual, solution.states);
+  }
   solver.backSubstitute(solution.states);
   solution.cost = evaluate(solution.states);
   if (!dual || dual->getGap() <= 1e-9 * std::abs(solution.cost)) {
@@ -746,13 +745,12 @@ Solution CostGraph::solve(double timeLimitSeconds) const {
       solution.lowerBound = solution.cost;
     return solution.optimal;
   };
+  solution.optimal = false;
   // When the bound is the optimum (the relaxation is tight), an optimal
   // assignment chooses only states whose reduced cost is zero: search
-  // those, which elimination often solves outright, for a better one.
-  solution.optimal = false;
-  // The reduced costs of an optimum's states sum to at most its gap to the
-  // bound, which is small when the relaxation is tight but not known:
-  // thresholds from tight to loose.
+  // those, which elimination often solves outright, for a better one. The
+  // reduced costs of an optimum's states sum to at most its gap to the
+  // bound, which is small but not known: thresholds from tight to loose.
   for (double fraction : {1e-7, 1e-5, 1e-3}) {
     Solver trial = solver;
     SolveStats scratch;
@@ -771,7 +769,7 @@ Solution CostGraph::solve(double timeLimitSeconds) const {
         break;
     }
     trial.backSubstitute(states);
-      if (consider(states))
+    if (consider(states))
       return solution;
   }
   // Exact from here: a state whose reduced cost exceeds the gap left is in
