@@ -635,12 +635,17 @@ bool Solver::solveCore(std::vector<unsigned> &states, double timeLimit,
   bool optimal = Cbc_isProvenOptimal(model);
   const double *solution = Cbc_getColSolution(model);
   for (unsigned node : core) {
+    // The live state of the largest value (the first without a solution).
     int best = -1;
-    for (unsigned s = 0; s < numStates(node); ++s)
-      if (int col = columns[node][s];
-          col >= 0 && (best < 0 || (solution && solution[col] >
-                                                    solution[columns[node][best]])))
+    for (unsigned s = 0; s < numStates(node); ++s) {
+      int col = columns[node][s];
+      if (col < 0)
+        continue;
+      bool larger = solution && best >= 0 &&
+                    solution[col] > solution[columns[node][best]];
+      if (best < 0 || larger)
         best = s;
+    }
     states[node] = best;
   }
   // Stopped short, CBC may not even have an integer solution (the states

@@ -50,7 +50,11 @@ private:
   size_t width(unsigned node) const { return p.costs[node].size(); }
   /// Node costs plus every message into the node.
   void gather(unsigned node, std::vector<double> &sum) const;
-  /// The message along `edge` into `node`'s neighbour... from `node`'s side.
+  /// Adds to `local` (indexed by `node`'s states) the costs of the edge
+  /// `at` with its other end in state `s`.
+  void addEdgeAt(unsigned node, const Incidence &at, unsigned s,
+                 std::vector<double> &local) const;
+  /// The message that leaves `node` along `at`, and the one that arrives.
   std::vector<double> &into(const Incidence &at) {
     return at.isRow ? toColumn[at.edge] : toRow[at.edge];
   }
@@ -95,6 +99,14 @@ void Trws::gather(unsigned node, std::vector<double> &sum) const {
   }
 }
 
+void Trws::addEdgeAt(unsigned node, const Incidence &at, unsigned s,
+                     std::vector<double> &local) const {
+  const double *table = p.edges[at.edge].table;
+  size_t cols = width(at.isRow ? at.other : node);
+  for (size_t i = 0; i < local.size(); ++i)
+    local[i] += at.isRow ? table[i * cols + s] : table[s * cols + i];
+}
+
 void Trws::pass(bool forward, std::vector<unsigned> *decoded) {
   unsigned n = p.costs.size();
   std::vector<double> sum, share;
@@ -106,18 +118,13 @@ void Trws::pass(bool forward, std::vector<unsigned> *decoded) {
       // messages from after it.
       std::vector<double> local = p.costs[node];
       for (const Incidence &at : incident[node]) {
-        const double *table = p.edges[at.edge].table;
-        if (at.other > node) {
-          const std::vector<double> &message = from(at);
-          for (size_t i = 0; i < local.size(); ++i)
-            local[i] += message[i];
+        if (at.other < node) {
+          addEdgeAt(node, at, (*decoded)[at.other], local);
           continue;
         }
-        unsigned s = (*decoded)[at.other];
-        size_t cols = width(at.isRow ? at.other : node);
+        const std::vector<double> &message = from(at);
         for (size_t i = 0; i < local.size(); ++i)
-          local[i] += at.isRow ? table[i * width(at.other) + s]
-                               : table[s * cols + i];
+          local[i] += message[i];
       }
       (*decoded)[node] =
           std::min_element(local.begin(), local.end()) - local.begin();
@@ -197,13 +204,8 @@ void Trws::improve(std::vector<unsigned> &states) const {
     bool moved = false;
     for (unsigned node = 0; node < p.costs.size(); ++node) {
       local = p.costs[node];
-      for (const Incidence &at : incident[node]) {
-        const double *table = p.edges[at.edge].table;
-        unsigned s = states[at.other];
-        for (size_t i = 0; i < local.size(); ++i)
-          local[i] += at.isRow ? table[i * width(at.other) + s]
-                               : table[s * local.size() + i];
-      }
+      for (const Incidence &at : incident[node])
+        addEdgeAt(node, at, states[at.other], local);
       unsigned best =
           std::min_element(local.begin(), local.end()) - local.begin();
       if (local[best] < local[states[node]]) {

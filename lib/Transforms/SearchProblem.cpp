@@ -113,6 +113,55 @@ bool isInPlaceOnCarried(OpResult result) {
          isa<scf::ForOp>(arg.getOwner()->getParentOp());
 }
 
+/// The ops that repeat an earlier op of their block on the same values
+/// (cloneCheapValues' copies per user, or duplicates CSE would merge).
+/// They are computed once where their layouts agree, as CSE merges them
+/// after partitioning: the first is priced, the others compute nothing (an
+/// underestimate only where copies are laid out differently, and such
+/// copies compute values from constants alone).
+DenseSet<Operation *> findRepeatedOps(FunctionOpInterface func) {
+  DenseSet<Operation *> repeated;
+  DenseMap<Value, Value> representative;
+  auto canonical = [&](Value value) {
+    Value first = representative.lookup(value);
+    return first ? first : value;
+  };
+  DenseMap<llvm::hash_code, SmallVector<Operation *, 1>> byHash;
+  constexpr auto flags = OperationEquivalence::IgnoreLocations;
+  func->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    // A linalg op's payload is compared with the op.
+    auto next = isa<linalg::LinalgOp>(op) ? WalkResult::skip()
+                                          : WalkResult::advance();
+    if (op->getNumResults() == 0 || !isMemoryEffectFree(op) ||
+        op == func.getOperation())
+      return next;
+    llvm::hash_code hash = OperationEquivalence::computeHash(
+        op, [&](Value value) { return hash_value(canonical(value)); },
+        OperationEquivalence::ignoreHashValue, flags);
+    for (Operation *earlier : byHash[hash]) {
+      // Values of the two payloads matched so far.
+      DenseMap<Value, Value> matched;
+      if (earlier->getBlock() != op->getBlock() ||
+          !OperationEquivalence::isEquivalentTo(
+              earlier, op,
+              [&](Value a, Value b) {
+                return success(canonical(a) == canonical(b) ||
+                               matched.lookup(b) == a);
+              },
+              [&](Value a, Value b) { matched[b] = a; }, flags))
+        continue;
+      repeated.insert(op);
+      for (auto [from, to] :
+           llvm::zip(op->getResults(), earlier->getResults()))
+        representative[from] = canonical(to);
+      return next;
+    }
+    byHash[hash].push_back(op);
+    return next;
+  });
+  return repeated;
+}
+
 /// Identifies ops that cost the same under each of the same signatures:
 /// name, attributes, types, payload and the signatures themselves (a fill's
 /// signatures depend on the value it fills with).
@@ -374,52 +423,7 @@ FailureOr<SearchProblem> SearchProblem::build(FunctionOpInterface func,
     return llvm::any_of(result.getUsers(),
                         [](Operation *user) { return isa<scf::ForOp>(user); });
   };
-  // Copies of one value (cloneCheapValues' copies per user) are computed
-  // once where their layouts agree, as CSE merges them after
-  // partitioning: the first copy is priced, the others compute nothing
-  // (an underestimate only where copies are laid out differently, and
-  // they compute values from constants alone).
-  DenseSet<Operation *> repeated;
-  {
-    DenseMap<Value, Value> representative;
-    auto canonical = [&](Value value) {
-      return representative.lookup(value) ? representative.lookup(value)
-                                          : value;
-    };
-    DenseMap<llvm::hash_code, SmallVector<Operation *, 1>> byHash;
-    constexpr auto flags = OperationEquivalence::IgnoreLocations;
-    func->walk<WalkOrder::PreOrder>([&](Operation *op) {
-      // A linalg op's payload is compared with the op.
-      auto next = isa<linalg::LinalgOp>(op) ? WalkResult::skip()
-                                            : WalkResult::advance();
-      if (op->getNumResults() == 0 || !isMemoryEffectFree(op) ||
-          op == func.getOperation())
-        return next;
-      llvm::hash_code hash = OperationEquivalence::computeHash(
-          op, [&](Value value) { return hash_value(canonical(value)); },
-          OperationEquivalence::ignoreHashValue, flags);
-      for (Operation *earlier : byHash[hash]) {
-        // Values of the two payloads matched so far.
-        DenseMap<Value, Value> matched;
-        if (earlier->getBlock() != op->getBlock() ||
-            !OperationEquivalence::isEquivalentTo(
-                earlier, op,
-                [&](Value a, Value b) {
-                  return success(canonical(a) == canonical(b) ||
-                                 matched.lookup(b) == a);
-                },
-                [&](Value a, Value b) { matched[b] = a; }, flags))
-          continue;
-        repeated.insert(op);
-        for (auto [from, to] :
-             llvm::zip(op->getResults(), earlier->getResults()))
-          representative[from] = canonical(to);
-        return next;
-      }
-      byHash[hash].push_back(op);
-      return next;
-    });
-  }
+  DenseSet<Operation *> repeated = findRepeatedOps(func);
   // Compute times and result bytes, shared by ops of one structure.
   std::map<std::vector<const void *>, unsigned> seen;
   problem.defPosition.assign(nodes.size(), 0);
